@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from cbench_code import CodeExecution
 from cbench_code.integrity import compile_tests, harden_tree, honest
 
 ROW = {
@@ -46,6 +47,18 @@ ATTACKS = {
         "    return Yes()\n"
     ),
     "kill_own_group": "    import os, signal\n    os.kill(0, signal.SIGKILL)\n",
+    # The token is drawn only once the tests ran: before that its pipe is empty.
+    "read_token_early": (
+        "    import os\n"
+        "    os.set_blocking(4, False)\n"
+        "    try:\n"
+        "        token = os.read(4, 64)\n"
+        "    except BlockingIOError:\n"
+        "        token = b''\n"
+        "    os.write(3, b'PASS ' + token + b' 0.1\\n')\n"
+        "    os._exit(0)\n"
+    ),
+    "empty_token": "    import os\n    os.write(3, b'PASS  0.1\\n')\n    os._exit(0)\n",
 }
 
 
@@ -134,3 +147,19 @@ def test_honest_flags_a_liar_nested_in_plain_data():
 
     with pytest.raises(AssertionError, match="Yes"):
         honest({"k": [1, (2, Yes())]})
+
+
+def test_waiting_for_the_token_before_the_tests_times_out():
+    """A blocking read of the token pipe gets nothing: the server draws the token after the tests."""
+    ev = CodeExecution(timeout=1.0, workers=1)
+    attack = (
+        "    import os\n"
+        "    token = os.read(4, 64)\n"
+        "    os.write(3, b'PASS ' + token + b' 0.1\\n')\n"
+        "    os._exit(0)\n"
+    )
+    try:
+        [result] = ev.check(dict(ROW), {"response": attack})
+    finally:
+        ev.close()
+    assert result.status == "timeout", result

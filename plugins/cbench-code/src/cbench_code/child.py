@@ -2,10 +2,10 @@
 
 The child confines itself (the kernel layers the server found working) and then waits for its
 sample on a pipe: children are forked ahead, so one confines itself while others run.  It runs the
-generated code, then the hardened tests, and only then reads its verdict token (which the server
-drew and sent when it handed the sample over) and writes it back.  A sample that exits, crashes,
-raises or runs out of time never writes the token, so it fails whatever its exit status.  These
-functions never return.
+generated code, then the hardened tests; only then does it say :data:`TESTS_RAN`, and the server
+answers with a verdict token drawn at that moment, which the child writes back.  A sample that
+exits, crashes, raises or runs out of time never asks for the token, so it fails whatever its exit
+status; code that reads the token pipe early finds nothing there.  These functions never return.
 """
 
 from __future__ import annotations
@@ -35,6 +35,8 @@ ENVIRONMENT = {"LANG": "C.UTF-8", "PATH": "/usr/bin:/bin"}
 #: How the server frames a sample on the job pipe: timeout, memory cap (0: default), program size;
 #: then the program's UTF-8 text and the marshalled, hardened tests.
 JOB_HEADER = struct.Struct("<dqI")
+#: What a child writes on its result pipe once its tests returned, to be sent its verdict token.
+TESTS_RAN = b"TESTS-RAN\n"
 NOBODY = 65534
 _PR_CAPBSET_DROP, _CAP_VERSION_3, _SYS_CAPSET = 24, 0x20080522, 126  # capset is 126 on x86-64
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -166,6 +168,7 @@ def run(program: str, tests: CodeType) -> None:
         write(RESULT_FD, b"FAIL " + _describe(exc) + b"\n")
         exit_now(1)
     elapsed = clock() - started
+    write(RESULT_FD, TESTS_RAN)
     token = read(TOKEN_FD, 64)
     write(RESULT_FD, b"PASS " + token + b" %.6f\n" % elapsed)
     exit_now(0)

@@ -9,7 +9,7 @@ source, and its tests compiled and hardened by the harness, marshalled), runs up
 ``workers`` samples at once and answers one JSON line per sample on stdout.  Children are forked
 (and confine themselves) ahead of need; each is killed with its whole process group at its
 deadline, and its directory is removed afterwards.  The verdict is ``passed`` only when the child
-wrote back the random token the server drew when it handed the sample over.
+wrote back the random token the server drew and sent once the child said its tests ran.
 """
 
 from __future__ import annotations
@@ -307,6 +307,8 @@ class Server:
                         if not job.drain():
                             self.selector.unregister(job.result_r)
                             job.open = False
+                        elif job.token_w is not None and job.id is not None and child.TESTS_RAN in job.buffer:
+                            job.send_token()
                     else:
                         self._finish(job)
             now = time.monotonic()
@@ -361,15 +363,12 @@ class Server:
         program = request["program"].encode("utf-8", "surrogatepass")
         header = child.JOB_HEADER.pack(timeout, int(request.get("memory_mb") or 0), len(program))
         job.id, job.deadline, job.started = request["id"], time.monotonic() + timeout, time.monotonic()
-        job.token = os.urandom(16).hex().encode()  # made after the fork: the child's memory never held it
         self.running[job.pid] = job
         try:
-            os.write(job.token_w, job.token)
             _write_all(job.job_w, header + program + base64.b64decode(request["tests"]))
         except OSError:
-            pass  # the child is already gone: it fails without a token, with whatever it reported
+            pass  # the child is already gone: it fails with whatever it reported
         finally:
-            os.close(job.token_w)
             os.close(job.job_w)
 
     def _finish(self, job: _Job) -> None:
@@ -378,10 +377,11 @@ class Server:
         job.done = True
         if job.id is None:  # a waiting child died before it had a sample: just clean it up
             self.ready.remove(job)
-            os.close(job.token_w)
             os.close(job.job_w)
         else:
             del self.running[job.pid]
+        if job.token_w is not None:
+            os.close(job.token_w)
         _kill_group(job.pid)
         try:
             os.waitpid(job.pid, 0)
@@ -452,7 +452,7 @@ class _Job:
         "done",
     )
 
-    def __init__(self, pid: int, result_r: int, token_w: int, job_w: int, workdir: str) -> None:
+    def __init__(self, pid: int, result_r: int, token_w: int | None, job_w: int, workdir: str) -> None:
         self.id: Any = None
         self.pid, self.result_r, self.token_w, self.job_w, self.workdir = (
             pid,
@@ -461,13 +461,23 @@ class _Job:
             job_w,
             workdir,
         )
-        self.token = b""
+        self.token = b""  # drawn when the child says its tests ran
         self.deadline = self.started = 0.0
         self.buffer = b""
         self.timed_out = False
         self.pidfd: int | None = None
         self.open = True  # the result pipe is still registered
         self.done = False
+
+    def send_token(self) -> None:
+        """Draw the verdict token now, after the tests ran: before, the child had nothing to read."""
+        self.token = os.urandom(16).hex().encode()
+        try:
+            os.write(self.token_w, self.token)
+        except OSError:
+            pass  # the child is gone: no token comes back, so the sample fails
+        os.close(self.token_w)
+        self.token_w = None
 
     def drain(self) -> bool:
         """Keep the tail of what the child wrote; False once the pipe is closed."""
@@ -479,7 +489,7 @@ class _Job:
     def verdict(self) -> dict[str, Any]:
         wall = round(time.monotonic() - self.started, 6)
         marker = b"PASS " + self.token + b" "
-        at = self.buffer.rfind(marker)
+        at = self.buffer.rfind(marker) if self.token else -1
         if at >= 0 and not self.timed_out:
             elapsed = self.buffer[at + len(marker) :].split(b"\n", 1)[0]
             return {"id": self.id, "status": "passed", "detail": "", "elapsed": float(elapsed), "wall": wall}
