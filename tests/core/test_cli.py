@@ -74,6 +74,8 @@ def test_score_rows_grouped_by_their_system_field(capsys, tmp_path):
         (["score", "--output", "pdf"], "invalid choice: 'pdf'"),
         (["score", str(sample_path()), "--no-evaluator", "NoSuch"], "cannot exclude evaluator 'NoSuch'"),
         (["-p", "cbench-math", "plugins"], "-p takes no:NAME"),
+        (["score", "-n", "0"], "-n/--max-examples must be at least 1"),
+        (["score", "--out", "/nonexistent/dir/report.json"], "no directory /nonexistent/dir"),
     ],
 )
 def test_user_mistakes_are_one_line_and_exit_2(capsys, argv, message):
@@ -140,3 +142,71 @@ def test_import_stays_light():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[] []"
+
+
+@pytest.mark.parametrize("content", ["", "\n\n", "[]"])
+def test_a_file_without_rows_is_one_line(capsys, tmp_path, content):
+    data = tmp_path / ("empty.json" if content == "[]" else "empty.jsonl")
+    data.write_text(content)
+    code, _, err = run_cli(capsys, "score", str(data), "--no-progress")
+    assert code == 2 and "no rows to score" in err and len(err.strip().splitlines()) == 1
+
+
+def test_unwritable_out_is_refused_before_any_request(capsys, tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_text(json.dumps({"id": "1", "question": "q", "answer": "a"}) + "\n")
+    with LoopbackServer(lambda body: "a") as server:
+        code, _, err = run_cli(
+            capsys,
+            "run",
+            "--proxy",
+            server.url,
+            "--dataset",
+            str(data),
+            "--out",
+            str(tmp_path / "no" / "r.html"),
+        )
+        assert code == 2 and "--out" in err and server.requests == []
+
+
+def test_a_run_where_every_row_errored_exits_1(capsys, tmp_path):
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps({"id": str(i), "answer": "a"}) + "\n" for i in range(3)))
+    code, _, err = run_cli(capsys, "score", str(data), "--no-progress", "--output", "json")
+    assert code == 1 and "none of the 3 rows could be scored" in err
+    data.write_text(json.dumps({"id": "1", "answer": "a", "response": "a"}) + "\n" + json.dumps({"id": "2"}))
+    assert run_cli(capsys, "score", str(data), "--no-progress")[0] == 0  # some rows scored: a normal run
+
+
+def test_several_systems_keep_every_notice_and_distinct_indices(capsys, tmp_path):
+    data = tmp_path / "two.jsonl"
+    data.write_text(
+        json.dumps({"id": "1", "system": "a", "answer": "x", "response": "x"})
+        + "\n"
+        + json.dumps({"id": "2", "system": "b", "dataset": "gsm8k", "answer": "4", "response": "4"})
+        + "\n"
+    )
+    code, out, err = run_cli(
+        capsys, "-p", "no:cbench-math", "score", str(data), "--output", "json", "--no-progress"
+    )
+    result = json.loads(out)
+    assert code == 0 and [r["index"] for r in result["rows"]] == [0, 1]
+    assert any("cbench-math" in w for w in result["summary"]["warnings"]), result["summary"]["warnings"]
+
+
+def test_a_misspelt_plugin_name_is_warned_about(capsys):
+    code, _, err = run_cli(capsys, "-p", "no:cbench-mth", "plugins")
+    assert code == 0 and "no plugin named 'cbench-mth'" in err
+
+
+def test_a_closed_pipe_is_not_a_traceback():
+    """`context-bench evaluators | head`: the reader is gone before the listing is written."""
+    child = subprocess.Popen(
+        [sys.executable, "-m", "context_bench", "evaluators"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    child.stdout.close()
+    err = child.stderr.read()
+    assert child.wait(timeout=60) == 0 and "Traceback" not in err and "BrokenPipe" not in err

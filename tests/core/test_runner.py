@@ -91,6 +91,49 @@ def test_failing_rows_are_recorded_and_the_run_goes_on():
     assert ok[0].input_tokens == 10.0 and ok[0].output_tokens == 2.0
 
 
+def test_a_key_echoed_in_a_200_error_body_never_reaches_a_row_or_a_report():
+    key = "sk-SECRET-0123456789"
+
+    def reply(body):
+        return Reply(status=200, body={"error": {"message": "invalid key", "auth": f"Bearer {key}"}})
+
+    with LoopbackServer(reply) as server:
+        result = evaluate(
+            OpenAIProxy(server.url, api_key=key, max_retries=0), rows(2), progress=False, host=isolated_host()
+        )
+        assert server.headers[0]["Authorization"] == f"Bearer {key}"
+    error = result.rows[0].errors[0]
+    assert error.stage == "system" and "reply carries an error" in error.message and "***" in error.message
+    assert key not in result.to_json()
+
+
+@pytest.mark.parametrize(
+    ("payload", "reason"),
+    [
+        ({"choices": ["x"]}, "first choice has no message"),
+        ({"choices": [{"message": "x"}]}, "first choice has no message"),
+        ({"choices": []}, "no choices"),
+    ],
+)
+def test_a_malformed_200_reply_is_a_row_error_naming_the_url(payload, reason):
+    with LoopbackServer(lambda body: Reply(status=200, body=payload)) as server:
+        result = evaluate(
+            OpenAIProxy(server.url, max_retries=0), rows(1), progress=False, host=isolated_host()
+        )
+        url = server.url
+    [error] = result.rows[0].errors
+    assert error.type == "EndpointError" and url in error.message and reason in error.message
+
+
+def test_unreadable_token_counts_keep_the_answer():
+    payload = {"choices": [{"message": {"content": "answer 0"}}], "usage": {"prompt_tokens": "abc"}}
+    with LoopbackServer(lambda body: Reply(status=200, body=payload)) as server:
+        result = evaluate(OpenAIProxy(server.url), rows(1), progress=False, host=isolated_host())
+    [row] = result.rows
+    assert not row.errors and row.response == "answer 0" and row.scores["exact_match"] == 1.0
+    assert row.input_tokens is None and row.output_tokens is None
+
+
 def test_retries_honour_retry_after_then_succeed():
     attempts = []
 

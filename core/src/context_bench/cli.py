@@ -1,13 +1,17 @@
 """The ``context-bench`` command line.
 
-User mistakes (unknown data set, unreadable file, bad flag, refused endpoint) end in one line on
-stderr and exit status 2, never a traceback.
+User mistakes (unknown data set, unreadable file, bad flag, refused endpoint, nothing to score)
+end in one line on stderr and exit status 2, never a traceback.  A run that completes exits 0, or 1
+when it had rows and not one of them could be scored (every row errored), so CI notices a dead
+endpoint or a broken data set.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import json
+import os
 import socket
 import sys
 import warnings
@@ -157,6 +161,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         warnings.showwarning = _one_line
         try:
             return _command(argv)
+        except BrokenPipeError:  # `context-bench plugins | head`: the reader left, nothing is wrong
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
         except ContextBenchError as exc:
             print(f"context-bench: error: {exc}", file=sys.stderr)
             return 2
@@ -197,6 +204,20 @@ def _evaluator_args(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _check_out(path: str | None) -> None:
+    """Refuse an unwritable ``--out`` before the run, not after its rows were paid for."""
+    if not path:
+        return
+    target = Path(path)
+    parent = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise UsageError(f"--out {path}: is a directory")
+    if not parent.is_dir():
+        raise UsageError(f"--out {path}: no directory {parent}")
+    if not os.access(target if target.exists() else parent, os.W_OK):
+        raise UsageError(f"--out {path}: not writable")
+
+
 def _emit(result: Any, args: argparse.Namespace) -> int:
     from .reports import render
 
@@ -212,12 +233,21 @@ def _emit(result: Any, args: argparse.Namespace) -> int:
     if args.out or args.output in ("json", "jsonl"):  # the table and Markdown show warnings themselves
         for warning in result.summary.get("warnings", []):
             print(f"context-bench: warning: {warning}", file=sys.stderr)
+    if result.rows and all(row.errors for row in result.rows):
+        print(f"context-bench: error: none of the {len(result.rows)} rows could be scored", file=sys.stderr)
+        return 1
     return 0
 
 
-def _run_kwargs(args: argparse.Namespace) -> dict[str, Any]:
+def _check_run_options(args: argparse.Namespace) -> None:
     if args.max_concurrency < 1:
         raise UsageError("--max-concurrency must be at least 1")
+    if args.max_examples is not None and args.max_examples < 1:
+        raise UsageError("-n/--max-examples must be at least 1")
+    _check_out(args.out)
+
+
+def _run_kwargs(args: argparse.Namespace) -> dict[str, Any]:
     return {
         **_evaluator_args(args),
         "max_concurrency": args.max_concurrency,
@@ -244,6 +274,7 @@ def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
     from .runner import evaluate
     from .systems import OpenAIProxy
 
+    _check_run_options(args)
     if len(args.name) > len(args.proxy):
         raise UsageError("more --name than --proxy flags")
     datasets = {}
@@ -267,6 +298,7 @@ def cmd_score(args: argparse.Namespace, host: PluginHost) -> int:
     from .datasets import read_file
     from .runner import Precomputed, evaluate, fewer_collections
 
+    _check_run_options(args)
     files = args.files or [str(sample_path())]
     if not args.files:
         print(f"context-bench: scoring the bundled sample ({files[0]})", file=sys.stderr)
@@ -281,6 +313,8 @@ def cmd_score(args: argparse.Namespace, host: PluginHost) -> int:
         for row in rows:
             system = str(row.get("system", "responses")) if isinstance(row, dict) else "responses"
             by_system.setdefault(system, {}).setdefault(name, []).append(row)
+    if not by_system:
+        raise UsageError(f"no rows to score in {', '.join(files)}")
     results = [
         evaluate(Precomputed(system), parts, host=host, **_run_kwargs(args))
         for system, parts in by_system.items()
@@ -289,12 +323,16 @@ def cmd_score(args: argparse.Namespace, host: PluginHost) -> int:
 
 
 def _merge_results(results: list[Any]) -> Any:
+    """One result from the per-system runs: rows numbered afresh, every run's notices kept."""
     if len(results) == 1:
         return results[0]
     from .records import EvalResult
 
     rows = [row for result in results for row in result.rows]
-    summarize = results[0].summarize
+    for index, row in enumerate(rows):
+        row.index = index
+    summarize = copy.copy(results[0].summarize)
+    summarize.notices = list(dict.fromkeys(n for result in results for n in result.summarize.notices))
     return EvalResult(rows=rows, summary=summarize(rows), summarize=summarize)
 
 
@@ -363,7 +401,7 @@ def cmd_datasets(args: argparse.Namespace, host: PluginHost) -> int:
         return 0
     if not listing:
         print("no registered data sets (any JSONL/JSON/CSV file can be passed as --dataset PATH)")
-    width = max(len(d["name"]) for d in listing)
+    width = max((len(d["name"]) for d in listing), default=0)
     for d in listing:
         print(f"{d['name']:<{width}}  [{d['plugin']}, {d['kind']}]  {d['description']}")
     return 0

@@ -85,10 +85,11 @@ def _systems(args: argparse.Namespace) -> list[Any]:
 
 
 def cmd_memory(args: argparse.Namespace, host: Any) -> int:
-    from .cli import _emit, _run_kwargs
+    from .cli import _check_run_options, _emit, _run_kwargs
     from .memory import evaluate_memory
     from .memory_data import load_memory, select_qa_types
 
+    _check_run_options(args)
     if args.top_k < 1:
         raise UsageError("--top-k must be at least 1")
     if not getattr(args, "judge_url", None) and args.relay:

@@ -55,13 +55,23 @@ def reply_text(payload: Any) -> tuple[str, dict[str, float]]:
     choices = payload.get("choices")
     if not choices or not isinstance(choices, list):
         raise BadReply("reply has no choices")
-    message = (choices[0] or {}).get("message") or {}
+    first = choices[0]
+    message = first.get("message") if isinstance(first, Mapping) else None
+    if not isinstance(message, Mapping):
+        raise BadReply(f"reply's first choice has no message: {str(first)[:200]}")
     content = message.get("content")
     if content is None:
         raise BadReply("reply content is null")
-    usage = payload.get("usage") or {}
-    tokens = {
-        "input_tokens": float(usage.get("prompt_tokens") or 0),
-        "output_tokens": float(usage.get("completion_tokens") or 0),
-    }
-    return str(content), tokens
+    return str(content), _usage(payload.get("usage"))
+
+
+def _usage(usage: Any) -> dict[str, float]:
+    """Token counts the reply states; an unreadable count is left out rather than losing the answer."""
+    tokens: dict[str, float] = {}
+    if not isinstance(usage, Mapping):
+        return tokens
+    for field, key in (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens")):
+        value = usage.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0:
+            tokens[field] = float(value)
+    return tokens

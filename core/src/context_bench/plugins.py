@@ -165,6 +165,20 @@ class PluginHost:
                 self._fail(info, "failed", f"import failed: {type(exc).__name__}: {exc}")
                 continue
             self._register(obj, info)
+        self._warn_unknown_names()
+
+    def _warn_unknown_names(self) -> None:
+        """A misspelt allow/deny name would silently keep (or drop) every plugin: say so."""
+        named = self.deny | (self.allow or set())
+        unknown = sorted(named - set(self.plugins))
+        if unknown:
+            known = ", ".join(sorted(set(self.plugins) - {BUILTIN})) or "none"
+            warnings.warn(
+                f"context-bench: no plugin named {', '.join(map(repr, unknown))} to allow or deny "
+                f"(installed: {known})",
+                PluginWarning,
+                stacklevel=4,
+            )
 
     def register(
         self,

@@ -130,7 +130,7 @@ class OpenAIProxy:
                     try:
                         text, usage = reply_text(reply.json())
                     except (ValueError, BadReply) as exc:
-                        raise EndpointError(f"POST {self.url}: {exc}") from None
+                        raise EndpointError(self._redact(f"POST {self.url}: {exc}")) from None
                     return {"response": text, **usage}
                 problem = f"HTTP {reply.status_code}: {reply.text[:200]}"
                 if reply.status_code not in _RETRY_STATUS:
@@ -138,7 +138,9 @@ class OpenAIProxy:
                 wait = retry_after_seconds(reply.headers.get("retry-after"), cap=30.0)
             if attempt < self.max_retries:
                 time.sleep(wait if wait is not None else min(8.0, 0.5 * 2**attempt) * (0.5 + random.random()))
+        raise EndpointError(self._redact(f"POST {self.url}: {problem}"))
+
+    def _redact(self, message: str) -> str:
+        """An error body may echo the key back: it never reaches a row, a cache or a report."""
         key = self._api_key or os.environ.get("OPENAI_API_KEY")
-        if key:  # an error body may echo the key back; it never reaches a row or a report
-            problem = problem.replace(key, "***")
-        raise EndpointError(f"POST {self.url}: {problem}")
+        return message.replace(key, "***") if key else message
