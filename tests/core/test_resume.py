@@ -2,18 +2,41 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
 import time
 
+import pytest
+
+from context_bench import evaluate
+from context_bench.cache import RunCache
+from context_bench.cli import main
 from context_bench.loopback import LoopbackServer, Reply, last_user_message
+from context_bench.testing import isolated_host
+
+
+def _instant(body):
+    return "answer " + last_user_message(body).rsplit(" ", 1)[1]
 
 
 def _reply(body):
-    return Reply(text="answer " + last_user_message(body).rsplit(" ", 1)[1], delay=0.05)
+    return Reply(text=_instant(body), delay=0.05)
+
+
+def _questions(tmp_path, count):
+    data = tmp_path / "qa.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({"id": f"q{i}", "question": f"question {i}", "answer": f"answer {i}"}) + "\n"
+            for i in range(count)
+        )
+    )
+    return data
 
 
 def _cached_rows(cache_dir) -> int:
@@ -41,13 +64,7 @@ def _command(url, data, cache_dir):
 
 
 def test_killed_run_resumes_without_loss(tmp_path):
-    data = tmp_path / "qa.jsonl"
-    data.write_text(
-        "".join(
-            json.dumps({"id": f"q{i}", "question": f"question {i}", "answer": f"answer {i}"}) + "\n"
-            for i in range(40)
-        )
-    )
+    data = _questions(tmp_path, 40)
     cache_dir = tmp_path / "cache"
     with LoopbackServer(_reply) as server:
         process = subprocess.Popen(
@@ -73,3 +90,126 @@ def test_killed_run_resumes_without_loss(tmp_path):
     assert [r["example_id"] for r in result["rows"]] == [f"q{i}" for i in range(40)]
     assert all(r["scores"]["exact_match"] == 1.0 and not r["errors"] for r in result["rows"])
     assert fresh_requests == 40 - finished
+
+
+def _complete_records(cache_dir) -> int:
+    def complete(line):
+        try:
+            return isinstance(json.loads(line), dict)
+        except ValueError:
+            return False
+
+    return sum(complete(line) for p in cache_dir.rglob("*.jsonl") for line in p.read_bytes().splitlines())
+
+
+def test_a_full_disk_stops_caching_not_the_run_and_the_next_runs_resume(tmp_path, capsys):
+    data = _questions(tmp_path, 20)
+    cache_dir = tmp_path / "cache"
+    limit = 2000  # bytes any file of the first run may grow to: the cache fills up after a few rows
+
+    def small_disk():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+
+    with LoopbackServer(_instant) as server:
+        command = _command(server.url, data, cache_dir)
+        full = subprocess.run(command, capture_output=True, text=True, timeout=60, preexec_fn=small_disk)
+        assert full.returncode == 0, full.stderr
+        rows = json.loads(full.stdout)["rows"]
+        assert len(rows) == 20 and all(r["scores"]["exact_match"] == 1.0 and not r["errors"] for r in rows)
+        [warning] = [line for line in full.stderr.splitlines() if "caching stopped" in line]
+        assert "File too large" in warning
+        stored = _complete_records(cache_dir)
+        assert 0 < stored < 20
+
+        def requests_of_a_rerun():
+            before = len(server.requests)
+            assert main(command[3:]) == 0
+            assert "caching stopped" not in capsys.readouterr().err
+            return len(server.requests) - before
+
+        assert requests_of_a_rerun() == 20 - stored  # the torn record's row is computed again
+        assert requests_of_a_rerun() == 0
+
+
+class _DiskFull:
+    """A cache file whose disk fills up after ``room`` records: later writes fail, and so does close."""
+
+    def __init__(self, handle, room):
+        self._handle = handle
+        self._room = room
+
+    def write(self, text):
+        if self._room == 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        self._room -= 1
+        return self._handle.write(text)
+
+    def flush(self):
+        self._handle.flush()
+
+    def fileno(self):
+        return self._handle.fileno()
+
+    def close(self):
+        self._handle.close()
+        if self._room == 0:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+class _Counting:
+    name = "counting"
+
+    def __init__(self, calls):
+        self._calls = calls  # private: not part of the evaluator's identity
+
+    def score(self, original, processed):
+        self._calls.append(original["id"])
+        return {"seen": 1.0}
+
+
+def _scoring_run(tmp_path, calls, count=6):
+    rows = [{"id": f"r{i}", "response": "x"} for i in range(count)]
+    calls.clear()
+    return evaluate(
+        None, rows, evaluators=[_Counting(calls)], cache_dir=tmp_path, progress=False, host=isolated_host()
+    )
+
+
+def test_a_failing_cache_write_warns_once_and_every_row_is_still_reported(tmp_path, monkeypatch):
+    real_open = RunCache._open
+    monkeypatch.setattr(RunCache, "_open", staticmethod(lambda path: _DiskFull(real_open(path), room=2)))
+    calls: list[str] = []
+    result = _scoring_run(tmp_path, calls)
+    assert len(calls) == 6 and all(r.scores == {"seen": 1.0} and not r.errors for r in result.rows)
+    [warning] = [w for w in result.summary["warnings"] if "caching stopped" in w]
+    assert "No space left on device" in warning
+
+    monkeypatch.undo()
+    _scoring_run(tmp_path, calls)
+    assert len(calls) == 4
+
+
+def test_a_torn_last_record_costs_only_its_own_row(tmp_path):
+    calls: list[str] = []
+    _scoring_run(tmp_path, calls)
+    [cache_file] = tmp_path.rglob("*.jsonl")
+    content = cache_file.read_bytes()
+    torn = json.loads(content.splitlines()[-1])["id"]
+    cache_file.write_bytes(content[:-10])  # killed mid-write
+
+    _scoring_run(tmp_path, calls)
+    assert calls == [torn]
+    _scoring_run(tmp_path, calls)
+    assert calls == []
+
+
+@pytest.mark.parametrize("where, message", [("afile", "is a file"), ("afile/sub", "Not a directory")])
+def test_a_cache_dir_that_is_not_a_directory_is_refused_before_any_row_runs(tmp_path, capsys, where, message):
+    (tmp_path / "afile").write_text("")
+    data = _questions(tmp_path, 3)
+    with LoopbackServer(_instant) as server:
+        code = main(_command(server.url, data, tmp_path / where)[3:])
+        assert not server.requests
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1

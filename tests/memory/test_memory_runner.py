@@ -207,6 +207,26 @@ def test_cached_conversations_are_not_run_again(tmp_path):
     assert result.rows[-1].response == "9"
 
 
+def test_a_cache_that_cannot_be_written_costs_no_answer_and_is_reported(tmp_path, monkeypatch):
+    from context_bench.cache import RunCache
+
+    stores, first = [], []
+
+    def full_disk_in_the_answer_pass(self, *args):  # the scoring pass's own cache keeps working
+        first.append(first[0] if first else self)
+        if self is first[0]:
+            stores.append(args)
+            self.failure = "caching stopped: cannot write: No space left on device"
+
+    monkeypatch.setattr(RunCache, "store", full_disk_in_the_answer_pass)
+    result = evaluate_memory(
+        Notebook(), conversations(2), cache_dir=tmp_path, progress=False, host=isolated_host()
+    )
+    assert len(stores) >= 6  # the answer pass tried every answer
+    assert [r.response for r in result.rows] == [str(c) for c in range(2) for _ in range(3)]
+    assert result.summary["warnings"].count("caching stopped: cannot write: No space left on device") == 1
+
+
 def test_an_interrupted_run_resumes_without_loss(tmp_path):
     interrupted = Notebook(stop_after=4)
     with pytest.raises(KeyboardInterrupt):

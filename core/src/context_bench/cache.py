@@ -3,11 +3,13 @@
 One file per (system identity, data set).  A system's output and each evaluator's scores are kept
 separately, under the evaluator's own identity, so adding an evaluator re-scores cached outputs
 without calling the system again.  Rows with errors and scores that are soft failures are not
-stored: a re-run retries exactly those.
+stored: a re-run retries exactly those.  If the cache cannot be written (a full disk), caching stops
+for the rest of the run and :attr:`RunCache.failure` says why; the run itself goes on.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -17,6 +19,7 @@ from typing import IO, Any
 
 import attrs
 
+from .errors import UsageError
 from .identity import identity
 
 
@@ -36,7 +39,17 @@ class RunCache:
 
     def __init__(self, root: str | os.PathLike[str]) -> None:
         self.root = Path(root)
-        self.root.mkdir(parents=True, exist_ok=True)
+        try:  # refused here, before any row runs, rather than at the first row's store
+            self.root.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise UsageError(f"cache directory {self.root} is a file, not a directory") from None
+        except OSError as exc:
+            reason = exc.strerror or exc
+            raise UsageError(f"cannot create the cache directory {self.root}: {reason}") from None
+        if not os.access(self.root, os.W_OK | os.X_OK):
+            raise UsageError(f"cache directory {self.root} is not writable")
+        #: Why caching stopped mid-run (None while it works): for the run's warnings.
+        self.failure: str | None = None
         self._entries: dict[Path, dict[str, CachedRow]] = {}
         self._handles: dict[Path, IO[str]] = {}
         self._lock = threading.Lock()
@@ -57,7 +70,7 @@ class RunCache:
         entries: dict[str, CachedRow] = {}
         if not path.exists():
             return entries
-        with path.open(encoding="utf-8") as handle:
+        with path.open(encoding="utf-8", errors="replace") as handle:  # a torn line may end mid-character
             for line in handle:
                 try:
                     record = json.loads(line)
@@ -83,18 +96,49 @@ class RunCache:
         record = {"id": example_id, "example": example_hash, "output": output, "scores": scores}
         line = json.dumps(record, ensure_ascii=False, default=str) + "\n"
         with self._lock:
-            handle = self._handles.get(path)
-            if handle is None:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                handle = self._handles[path] = path.open("a", encoding="utf-8")
-            handle.write(line)
-            handle.flush()
+            if self.failure is not None:
+                return
+            try:
+                handle = self._handles.get(path)
+                if handle is None:
+                    handle = self._handles[path] = self._open(path)
+                handle.write(line)
+                handle.flush()
+            except OSError as exc:
+                self._fail(path, exc)
+                self._close_all()
+
+    @staticmethod
+    def _open(path: Path) -> IO[str]:
+        """Open for appending; a record torn by a killed run gets its own line, so the next one is intact."""
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle = path.open("a", encoding="utf-8")
+        if handle.tell() > 0:
+            with path.open("rb") as existing:
+                existing.seek(-1, os.SEEK_END)
+                if existing.read(1) != b"\n":
+                    handle.write("\n")
+        return handle
+
+    def _fail(self, path: Path, exc: OSError) -> None:
+        if self.failure is None:
+            self.failure = (
+                f"caching stopped: cannot write {path}: {exc.strerror or exc}; "
+                "rows after that were not cached (a re-run computes them again)"
+            )
+
+    def _close_all(self) -> None:
+        """Best effort: a handle that cannot be flushed is still closed, and so are the others."""
+        for path, handle in self._handles.items():
+            try:
+                os.fsync(handle.fileno())
+                handle.close()
+            except OSError as exc:
+                self._fail(path, exc)
+                with contextlib.suppress(OSError):
+                    handle.close()
+        self._handles.clear()
 
     def close(self) -> None:
         with self._lock:
-            for handle in self._handles.values():
-                try:
-                    os.fsync(handle.fileno())
-                finally:
-                    handle.close()
-            self._handles.clear()
+            self._close_all()

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
+import re
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import attrs
 
@@ -32,43 +34,86 @@ class Dataset:
 
 
 def read_file(path: str | Path) -> Iterator[dict[str, Any] | MalformedRow]:
-    """Yield the rows of a JSONL, JSON (a list, or {"rows": [...]}) or CSV file.
+    """Yield the rows of a JSONL, JSON (a list, or {"rows": [...]}) or CSV file, read as UTF-8.
 
-    A line that is not valid JSON, or a row that is not an object, becomes a :class:`MalformedRow`
-    naming the file and line; the rows after it are still read.
+    A JSONL line that is not UTF-8 or not valid JSON, a CSV row with the wrong number of fields or
+    bytes that are not UTF-8, or a row that is not an object, becomes a :class:`MalformedRow`
+    naming the file and line; the rows after it are still read.  A byte-order mark is ignored.
     """
     path = Path(path)
     try:
-        handle = path.open(encoding="utf-8", newline="")
+        handle = path.open("rb")
     except OSError as exc:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     with handle:
         suffix = path.suffix.lower()
         if suffix == ".csv":
-            for row in csv.DictReader(handle):
-                yield {k: v for k, v in row.items() if k is not None}
-            return
-        if suffix == ".json":
-            try:
-                data = json.load(handle)
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
-            if isinstance(data, dict) and isinstance(data.get("rows"), list):
-                data = data["rows"]
-            if not isinstance(data, list):
-                raise UsageError(f"{path}: expected a JSON list of rows (or an object with 'rows')")
-            for number, row in enumerate(data):
-                yield row if isinstance(row, dict) else MalformedRow(f"{path} item {number}", "not an object")
-            return
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                yield MalformedRow(f"{path}:{number}", f"invalid JSON: {exc.msg}")
-                continue
-            yield row if isinstance(row, dict) else MalformedRow(f"{path}:{number}", "not a JSON object")
+            yield from _csv_rows(path, handle)
+        elif suffix == ".json":
+            yield from _json_rows(path, handle.read())
+        else:
+            yield from _jsonl_rows(path, handle)
+
+
+def _jsonl_rows(path: Path, handle: BinaryIO) -> Iterator[dict[str, Any] | MalformedRow]:
+    # Decoded line by line, so that one bad byte costs one row, not the file.
+    for number, raw in enumerate(handle, start=1):
+        try:
+            line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            yield MalformedRow(f"{path}:{number}", f"not UTF-8 text (byte {exc.object[exc.start]:#04x})")
+            continue
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield MalformedRow(f"{path}:{number}", f"invalid JSON: {exc.msg}")
+            continue
+        yield row if isinstance(row, dict) else MalformedRow(f"{path}:{number}", "not a JSON object")
+
+
+def _json_rows(path: Path, content: bytes) -> Iterator[dict[str, Any] | MalformedRow]:
+    try:
+        text = content.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = content.count(b"\n", 0, exc.start) + 1
+        raise UsageError(f"{path}: line {line} is not UTF-8 text") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+    if isinstance(data, dict) and isinstance(data.get("rows"), list):
+        data = data["rows"]
+    if not isinstance(data, list):
+        raise UsageError(f"{path}: expected a JSON list of rows (or an object with 'rows')")
+    for number, row in enumerate(data):
+        yield row if isinstance(row, dict) else MalformedRow(f"{path} item {number}", "not an object")
+
+
+#: What ``surrogateescape`` turns bytes that are not UTF-8 into.
+_UNDECODED = re.compile("[\udc80-\udcff]")
+
+
+def _csv_rows(path: Path, handle: BinaryIO) -> Iterator[dict[str, Any] | MalformedRow]:
+    text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="surrogateescape", newline="")
+    reader = csv.reader(text)
+    header = next(reader, None)
+    if header is None:
+        return
+    if any(_UNDECODED.search(name) for name in header):
+        raise UsageError(f"{path}: the header line is not UTF-8 text")
+    end = reader.line_num
+    for values in reader:
+        where, end = f"{path}:{end + 1}", reader.line_num  # a quoted field may span lines
+        if not values:
+            continue
+        if len(values) != len(header):
+            yield MalformedRow(where, f"{len(values)} fields where the header has {len(header)}")
+        elif any(_UNDECODED.search(value) for value in values):
+            yield MalformedRow(where, "not UTF-8 text")
+        else:
+            yield dict(zip(header, values, strict=True))
 
 
 def load(

@@ -325,6 +325,8 @@ def evaluate_memory(
     for row in result.rows:
         _lift_meta(row, examples.get((row.dataset, row.example_id)))
     if result.summarize is not None:
+        if cache is not None and cache.failure and cache.failure not in result.summarize.notices:
+            result.summarize.notices.append(cache.failure)  # the answer pass stopped caching
         result.summary = result.summarize(result.rows)
     return result
 

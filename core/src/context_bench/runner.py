@@ -204,7 +204,8 @@ def evaluate(
         bar.close()
         if cache is not None:
             cache.close()
-    summarize = Summarizer(metrics or (), breakdown=breakdown, notices=wirer.hints)
+    notices = [*wirer.hints, *([cache.failure] if cache is not None and cache.failure else [])]
+    summarize = Summarizer(metrics or (), breakdown=breakdown, notices=notices)
     return EvalResult(rows=rows, summary=summarize(rows), summarize=summarize)
 
 
