@@ -6,6 +6,7 @@ executor may run it in this process, in a worker thread, or on another machine.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any
@@ -18,6 +19,10 @@ from .scores import Scores
 
 #: Keys of a system's output that become EvalRow fields rather than ``meta``.
 _ROW_FIELDS = ("input_tokens", "output_tokens", "cost", "latency")
+
+#: The ``meta`` key listing the evaluators that scored the row (returned scores or a soft failure);
+#: the summary's failure rate of an evaluator is over these rows.
+SCORED_BY = "scored_by"
 
 Step = tuple[Any, str, tuple]
 Steps = Generator[Step, Any, EvalRow]
@@ -142,7 +147,7 @@ def _fill_output(row: EvalRow, output: dict[str, Any]) -> None:
         value = output.get(field)
         if value is not None:
             known += 1
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
                 setattr(row, field, float(value))
     if len(output) > known:
         extras = {k: v for k, v in output.items() if k not in _ROW_FIELDS and k != "response"}
@@ -159,10 +164,12 @@ def _merge(row: EvalRow, evaluator: Any, scores: Any, key: str, record: bool) ->
         usage = getattr(scores, "usage", None)
         weights = getattr(scores, "weights", None)
     for value in scores.values():
-        if type(value) is not float:
+        if type(value) is not float or not math.isfinite(value):
             scores = {field: _as_float(field, value) for field, value in scores.items()}
             break
     row.scores.update(scores)
+    if scores or failure:
+        row.meta.setdefault(SCORED_BY, []).append(_name(evaluator))
     if failure:
         row.failures[_name(evaluator)] = str(failure)
     if usage:
@@ -176,4 +183,7 @@ def _merge(row: EvalRow, evaluator: Any, scores: Any, key: str, record: bool) ->
 def _as_float(field: str, value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise TypeError(f"score field {field!r} is {value!r}, not a number")
-    return float(value)
+    number = float(value)
+    if not math.isfinite(number):  # it would poison every mean and is not valid JSON
+        raise ValueError(f"score field {field!r} is {value!r}, not a finite number")
+    return number

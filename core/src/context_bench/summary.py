@@ -11,6 +11,7 @@ import attrs
 
 from .metrics import Latency
 from .records import EvalRow
+from .rowtask import SCORED_BY
 
 #: Above this share of rows, an evaluator's soft failures are a warning of their own.
 FAILURE_WARNING_RATE = 0.05
@@ -47,10 +48,12 @@ class _Tally:
             self.sums[field] = self.sums.get(field, 0.0) + total
             self.counts[field] = self.counts.get(field, 0) + other.counts[field]
 
-    def means(self) -> dict[str, float]:
-        """Weighted means; a field whose rows all weigh 0 has no mean (NaN)."""
-        return {field: total / self.counts[field] if self.counts[field] else math.nan
-                for field, total in self.sums.items()}
+    def means(self) -> dict[str, float | None]:
+        """Weighted means; a field whose rows all weigh 0 has no mean (None: JSON has no NaN)."""
+        return {
+            field: total / self.counts[field] if self.counts[field] else None
+            for field, total in self.sums.items()
+        }
 
 
 def _finite(figures: dict[str, float]) -> dict[str, float | None]:
@@ -140,18 +143,21 @@ class Summarizer:
 
     @staticmethod
     def _failures(rows: Sequence[EvalRow]) -> dict[str, Any]:
+        """Soft failures per evaluator, as a share of the rows it scored (not of every row of the run)."""
         kinds: dict[str, Counter[str]] = defaultdict(Counter)
         for row in rows:
             for name, failure in row.failures.items():
                 kinds[name][failure.split(":", 1)[0].strip()] += 1
         if not kinds:
             return {}
-        scored = sum(1 for r in rows if not any(e.stage != "evaluator" for e in r.errors))
+        scored: Counter[str] = Counter()
+        for row in rows:
+            scored.update(set(row.meta.get(SCORED_BY, ())).union(row.failures))
         return {
             name: {
                 "count": sum(c.values()),
-                "rows": scored,
-                "rate": sum(c.values()) / max(scored, 1),
+                "rows": scored[name],
+                "rate": sum(c.values()) / scored[name],
                 "kinds": dict(c),
             }
             for name, c in kinds.items()

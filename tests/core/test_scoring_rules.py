@@ -1,0 +1,106 @@
+"""What a row's scores may be, and what the summary divides soft failures by."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from context_bench import Scores, evaluate
+from context_bench.testing import isolated_host
+
+
+def _strict_json(text: str):
+    def refuse(token):
+        raise ValueError(f"not JSON: {token}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+class Length:
+    name = "length"
+
+    def score(self, original, processed):
+        return {"length": float(len(processed["response"]))}
+
+
+class Unbounded:
+    """Scores 0.5, or the row's id where that reads as a float that is not finite."""
+
+    name = "unbounded"
+
+    def score(self, original, processed):
+        return {"v": float(original["id"]) if original["id"] in ("nan", "inf", "-inf") else 0.5}
+
+
+class SometimesJudge:
+    """Applies to the rows marked ``judge_me`` only, and fails on some of them."""
+
+    name = "judge"
+
+    def score(self, original, processed):
+        if not original.get("judge_me"):
+            return {}
+        if original.get("fail"):
+            return Scores({"verdict": 0.0}, failure="call_error: HTTP 503")
+        return {"verdict": 1.0}
+
+
+def _run(rows, evaluators, **options):
+    return evaluate(None, rows, evaluators=evaluators, progress=False, host=isolated_host(), **options)
+
+
+def test_a_score_that_is_not_finite_is_an_error_of_that_evaluator_on_that_row():
+    rows = [{"id": key, "response": "xy"} for key in ("a", "nan", "inf", "-inf", "b")]
+    result = _run(rows, [Unbounded(), Length()])
+    by_id = {row.example_id: row for row in result.rows}
+    for key in ("nan", "inf", "-inf"):
+        row = by_id[key]
+        assert row.scores == {"length": 2.0}
+        [error] = row.errors
+        assert (error.source, error.type) == ("unbounded", "ValueError")
+        assert f"score field 'v' is {float(key)!r}" in error.message
+    assert by_id["a"].scores == {"v": 0.5, "length": 2.0} and not by_id["a"].errors
+    assert result.summary["groups"][0]["scores"] == {"v": 0.5, "length": 2.0}
+    assert result.summary["errors"]["by_evaluator"] == {"unbounded": 3}
+    parsed = _strict_json(result.to_json())
+    assert len(parsed["rows"]) == 5
+
+
+def test_system_figures_that_are_not_finite_are_left_out():
+    rows = [{"id": "a", "response": "x", "input_tokens": float("nan"), "cost": float("inf"), "latency": 0.5}]
+    row = _run(rows, [Length()]).rows[0]
+    assert (row.input_tokens, row.cost, row.latency) == (None, None, 0.5)
+    assert not row.errors and row.scores == {"length": 1.0}
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_soft_failure_rate_is_over_the_rows_the_evaluator_scored(tmp_path, cached):
+    rows = [{"id": str(i), "answer": "a", "response": "a"} for i in range(20)]
+    for row in rows[:5]:
+        row["judge_me"] = True
+    rows[0]["fail"] = rows[1]["fail"] = True
+    options = {"cache_dir": tmp_path} if cached else {}
+    if cached:  # the second run takes the judge's verdicts from the cache; failed rows run again
+        _run(rows, [Length(), SometimesJudge()], **options)
+    result = _run(rows, [Length(), SometimesJudge()], **options)
+    assert result.summary["failures"] == {
+        "judge": {"count": 2, "rows": 5, "rate": 0.4, "kinds": {"call_error": 2}}
+    }
+    assert any(w.startswith("judge failed on 2 of 5 rows (40.0%") for w in result.summary["warnings"])
+    assert [row.meta["scored_by"] for row in result.rows[4:6]] == [["length", "judge"], ["length"]]
+    assert result.summary["groups"][0]["failures"] == {"judge": 2}
+
+
+def test_a_field_whose_rows_all_weigh_nothing_has_no_mean_and_the_json_stays_valid():
+    class Weightless:
+        name = "weightless"
+
+        def score(self, original, processed):
+            return Scores({"v": 1.0}, weights={"v": 0.0})
+
+    result = evaluate(
+        None, [{"id": "1", "response": "x"}], evaluators=[Weightless()], progress=False, host=isolated_host()
+    )
+    assert result.summary["systems"]["responses"]["scores"] == {"v": None}
+    _strict_json(result.to_json())
