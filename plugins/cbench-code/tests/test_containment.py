@@ -7,9 +7,11 @@ Where a layer has a fallback, the attack also runs with the main layer turned of
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import socket
+import subprocess
 import textwrap
 
 import pytest
@@ -37,14 +39,18 @@ def sandboxes():
         ev.close()
 
 
-def attack(ev: CodeExecution, code: str, expect: str):
-    """Run ``code`` (defining ``attack``) against ``assert attack() <expect>``; the one result."""
-    row = {
+def row(expect: str) -> dict:
+    """A row whose test is ``assert attack() <expect>``."""
+    return {
         "context": "",
         "test": f"def check(candidate):\n    assert candidate() {expect}\n",
         "entry_point": "attack",
     }
-    [result] = ev.check(row, {"response": textwrap.dedent(code)})
+
+
+def attack(ev: CodeExecution, code: str, expect: str):
+    """Run ``code`` (defining ``attack``) against ``assert attack() <expect>``; the one result."""
+    [result] = ev.check(row(expect), {"response": textwrap.dedent(code)})
     return result
 
 
@@ -124,6 +130,81 @@ def test_private_temp_dir_is_removed(sandboxes):
     assert cwd != os.getcwd() and "cbench-code-" in cwd
     assert os.path.isdir(os.path.dirname(cwd))  # the server's root is still there ...
     assert not os.path.exists(cwd)  # ... but the sample's own directory, with all it left, is gone
+
+
+@pytest.mark.filterwarnings("ignore::cbench_code.SandboxWarning")
+@pytest.mark.parametrize("disable", [ALL, ("mountns",)], ids=["all-layers", "no-mountns"])
+def test_deep_directory_chain_is_removed(sandboxes, disable):
+    # Removing 3000 nested directories recursively (shutil.rmtree) used to kill the server.
+    ev = sandboxes(disable)
+    server_pid = ev.pool.server_pid
+    code = """
+        import os
+        def attack():
+            top = os.getcwd()
+            for _ in range(3000):
+                os.mkdir("d")
+                os.chdir("d")
+            assert False, "cwd=" + top
+    """
+    result = attack(ev, code, "is None")
+    assert result.status == "failed", result
+    seen_by_server = f"/proc/{server_pid}/root" + result.detail.split("cwd=", 1)[1].strip()
+    assert os.path.isdir(os.path.dirname(seen_by_server))  # the server's root, in its mount namespace
+    assert not os.path.exists(seen_by_server)
+    assert ev.pool.server_pid == server_pid  # the server survived the cleanup ...
+    assert attack(ev, "def attack():\n    return 1\n", "== 1").passed  # ... and carries on
+
+
+_FILLER = """
+    import os, time
+    def attack():
+        inodes = os.statvfs(".").f_ffree
+        size, files = 8 << 20, 0
+        while size >= 4096:  # fill the samples' file system to the last block
+            fd = os.open(f"fill{files}", os.O_WRONLY | os.O_CREAT)
+            try:
+                os.posix_fallocate(fd, 0, size)
+                files += 1
+            except OSError:
+                size //= 2
+            finally:
+                os.close(fd)
+        while os.statvfs(".").f_ffree > inodes - files - 1000:  # hold it until the victim's cue
+            time.sleep(0.001)
+        return files
+"""
+_VICTIM = """
+    import os, time
+    def attack():
+        while os.statvfs(".").f_bavail:  # until the other sample has filled the file system
+            time.sleep(0.001)
+        try:
+            with open("result.txt", "w") as f:
+                f.write("x" * 100_000)
+        finally:
+            for i in range(2000):  # the cue: empty files take inodes, not blocks
+                open(f"cue{i}", "w").close()
+        return "written"
+"""
+
+
+def test_a_full_shared_file_system_is_a_sandbox_error(sandboxes):
+    ev = sandboxes(workers=2)
+    if not ev.layers["mountns"].startswith("on"):
+        pytest.skip("filling the samples' file system is only safe on the server's private tmpfs")
+    victim, filler = ev.check(
+        row('== "written"'), {"responses": [textwrap.dedent(_VICTIM), textwrap.dedent(_FILLER)]}
+    )
+    assert victim.status == "error" and "No space left on device" in victim.detail, victim
+    assert filler.status == "failed", filler
+    assert attack(ev, "def attack():\n    open('f', 'w').write('x' * 100_000)\n    return 1\n", "== 1").passed
+
+
+def test_claiming_a_full_disk_is_a_failure(sandboxes):
+    code = f"def attack():\n    raise OSError({errno.ENOSPC}, 'No space left on device')\n"
+    result = attack(sandboxes(), code, "is None")
+    assert result.status == "failed" and "[Errno 28]" in result.detail, result
 
 
 # -- secrets -----------------------------------------------------------------------------------
@@ -240,6 +321,28 @@ def test_raw_socket_syscall_is_refused_by_seccomp(sandboxes):
     assert result.passed, result
 
 
+# -- IPC ---------------------------------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore::cbench_code.SandboxWarning")
+@pytest.mark.parametrize(
+    ("disable", "outcome"), [(ALL, "refused"), (NO_SECCOMP, "created")], ids=["all-layers", "no-seccomp"]
+)
+def test_system_v_ipc_stays_in_the_sandbox(sandboxes, disable, outcome):
+    # A message queue outlives its sample: without the IPC namespace it would persist on the host.
+    key = int.from_bytes(os.urandom(3), "little") + 1
+    code = f"""
+        import ctypes
+        def attack():
+            libc = ctypes.CDLL(None, use_errno=True)
+            return "created" if libc.msgget({key}, 0o1600) >= 0 else "refused"  # IPC_CREAT
+    """
+    result = attack(sandboxes(disable), code, f"== {outcome!r}")
+    assert result.passed, result
+    with open("/proc/sysvipc/msg") as f:  # the host's queues
+        assert key not in [int(line.split()[0]) for line in f.readlines()[1:]]
+
+
 # -- new programs and processes ----------------------------------------------------------------
 
 SPAWNS = {
@@ -315,7 +418,7 @@ def test_no_orphan_process_outlives_its_sample(sandboxes, disable, outcome, stra
     assert stray_processes(ev.pool.server_pid) == []
 
 
-# -- signals -----------------------------------------------------------------------------------
+# -- signals and other processes ---------------------------------------------------------------
 
 
 @pytest.mark.filterwarnings("ignore::cbench_code.SandboxWarning")
@@ -345,6 +448,80 @@ def test_signal_the_parent(sandboxes, disable):
     assert result.passed, result
     assert received == []
     assert ev.pool.server_pid == server_pid  # the server survived and was not restarted
+
+
+def test_prlimit_on_the_server_is_refused(sandboxes):
+    ev = sandboxes()
+    server_pid = ev.pool.server_pid
+    with open(f"/proc/{server_pid}/limits") as f:
+        limits = f.read()
+    code = """
+        import ctypes, os
+        libc = ctypes.CDLL(None, use_errno=True)
+        class Limit(ctypes.Structure):
+            _fields_ = [("soft", ctypes.c_uint64), ("hard", ctypes.c_uint64)]
+        def prlimit(pid, new=None):  # prlimit64(pid, RLIMIT_NOFILE, new, old): 0 or the errno
+            old = Limit()
+            done = libc.syscall(302, pid, 7, ctypes.byref(new) if new else None, ctypes.byref(old)) == 0
+            return 0 if done else ctypes.get_errno()
+        def attack():
+            return [prlimit(os.getppid(), Limit(4, 4)), prlimit(0), prlimit(os.getpid(), Limit(32, 64))]
+    """
+    result = attack(ev, code, f"== [{errno.EPERM}, 0, 0]")  # the server's refused, its own still fine
+    assert result.passed, result
+    with open(f"/proc/{server_pid}/limits") as f:
+        assert f.read() == limits
+    assert attack(ev, "def attack():\n    return 1\n", "== 1").passed
+
+
+def test_act_on_another_process(sandboxes):
+    victim = subprocess.Popen(["sleep", "30"])  # a host process of the same uid when samples run as root
+    unused_uid = 3_999_999  # a `who` naming every process of a user: the kernel would say ESRCH here
+    code = f"""
+        import ctypes, os, signal, struct
+        libc = ctypes.CDLL(None, use_errno=True)
+        V = {victim.pid}
+        word = ctypes.create_string_buffer(128)  # a zeroed argument: a mask, a sched_param, a siginfo ...
+        info = ctypes.create_string_buffer(struct.pack("<iii", signal.SIGTERM, 0, -1), 128)  # SI_QUEUE
+        attr = ctypes.create_string_buffer(bytes([48]), 48)  # struct sched_attr of 48 bytes
+        CALLS = {{
+            "prlimit64": (302, V, 7, word, None),
+            "rt_sigqueueinfo": (129, V, signal.SIGTERM, info),
+            "rt_tgsigqueueinfo": (297, V, V, signal.SIGTERM, info),
+            "tgkill": (234, V, V, 0),
+            "sched_setaffinity": (203, V, 8, word),
+            "sched_setscheduler": (144, V, 0, word),
+            "sched_setparam": (142, V, word),
+            "sched_setattr": (314, V, attr, 0),
+            "setpriority": (141, 0, V, 19),
+            "setpriority(PRIO_USER)": (141, 2, {unused_uid}, 19),
+            "ioprio_set": (251, 1, V, 3 << 13),
+            "ioprio_set(IOPRIO_WHO_USER)": (251, 3, {unused_uid}, 3 << 13),
+            "migrate_pages": (256, V, 64, word, word),
+            "move_pages": (279, V, 0, None, None, None, 0),
+            "get_robust_list": (274, V, word, word),
+            "kcmp": (312, os.getpid(), V, 0, 0, 0),
+            "process_madvise": (440, -1, None, 0, 0, 0),
+        }}
+        def refused(nr, *args):
+            return libc.syscall(nr, *args) == -1 and ctypes.get_errno() == 1  # EPERM
+        def attack():
+            allowed = [name for name, call in CALLS.items() if not refused(*call)]
+            os.sched_setaffinity(0, os.sched_getaffinity(0))  # on itself, all still work
+            os.setpriority(os.PRIO_PROCESS, 0, 1)
+            return allowed
+    """
+    try:
+        with open(f"/proc/{victim.pid}/stat") as f:
+            before = f.read().rsplit(")", 1)[1].split()[16:18]  # nice, threads
+        result = attack(sandboxes(), code, "== []")
+        assert result.passed, result
+        assert victim.poll() is None
+        with open(f"/proc/{victim.pid}/stat") as f:
+            assert f.read().rsplit(")", 1)[1].split()[16:18] == before
+    finally:
+        victim.kill()
+        victim.wait()
 
 
 # -- time and memory ---------------------------------------------------------------------------
@@ -408,3 +585,44 @@ def test_nothing_is_left_on_the_host_after_close(disable):
     finally:
         ev.close()
     assert set(glob.glob(pattern)) <= before
+
+
+# -- the result pipe ---------------------------------------------------------------------------
+
+
+def _peak_rss_kb(pid: int) -> int:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmHWM:"))
+
+
+def test_flooding_the_result_pipe_does_not_grow_the_server(sandboxes):
+    ev = sandboxes(timeout=1.0)
+    server_pid = ev.pool.server_pid
+    peak = _peak_rss_kb(server_pid)
+    code = """
+        import os, threading
+        def attack():
+            chunk = b"x" * (1 << 16)
+            def flood():
+                while True:
+                    os.write(3, chunk)
+            for _ in range(3):
+                threading.Thread(target=flood, daemon=True).start()
+            flood()
+    """
+    result = attack(ev, code, "is None")
+    assert result.status == "timeout", result
+    assert _peak_rss_kb(server_pid) - peak < 16 << 10  # KiB: a few chunks, not the flood
+    assert attack(ev, "def attack():\n    return 1\n", "== 1").passed
+
+
+def test_a_sample_cannot_claim_a_sandbox_error(sandboxes):
+    code = """
+        import os
+        def attack():
+            return 1
+        os.write(3, b"ERROR sandbox setup: the server ran out of memory\\n")
+        os._exit(1)
+    """
+    result = attack(sandboxes(), code, "== 1")
+    assert result.status == "failed", result

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from cbench_code.extract import code_candidates, extract_code, fenced_blocks
@@ -44,3 +46,20 @@ def test_bare_completion_is_offered_before_its_stripped_reading():
 @pytest.mark.parametrize("text", ["", "no code here", "```\n```"])
 def test_degenerate_responses_do_not_raise(text):
     assert isinstance(extract_code(text, "f"), str)
+
+
+def test_prose_stripping_is_not_quadratic():
+    """A long response whose code breaks early costs a few parses, not one per line (the harness's
+    parse lock is held meanwhile)."""
+    response = "Here is my answer.\ndef f(x):\n)\n" + "x = 1\n" * 40000
+    started = time.perf_counter()
+    assert code_candidates(response, "f") == [response]
+    assert time.perf_counter() - started < 0.5
+
+
+def test_prose_after_code_is_cut_at_the_first_line_that_breaks_it():
+    text = (
+        "Sure:\nimport os\ndef f():\n    return (1 +\n            2)\nThat is, one plus two.\n"
+        + "More prose.\n" * 500
+    )
+    assert extract_code(text, "f") == "import os\ndef f():\n    return (1 +\n            2)\n"

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from cbench_code import CodeExecution
-from cbench_code.integrity import compile_tests, harden_tree, honest
+from cbench_code.integrity import checker, compile_tests, existing_classes, harden_tree, honest, unframe
+from cbench_code.programs import problem_of, program_for
 
 ROW = {
     "context": "def f(x):\n",
@@ -62,6 +63,117 @@ ATTACKS = {
 }
 
 
+# Wrong answers that tamper with the process the tests run in, or hand the tests objects that lie
+# about what they are: (row, response).  Each of them passed before the child guarded against it.
+ABS_ROW = {
+    "context": "def f(x):\n",
+    "test": "def check(candidate):\n    assert abs(candidate(1.33) - 0.33) < 1e-6\n",
+    "entry_point": "f",
+}
+ANYTHING_ROW = {
+    "context": "class Anything:\n    def __eq__(self, other):\n        return True\n\ndef f(x):\n",
+    "test": "def check(candidate):\n    assert candidate(2) == 4\n",
+    "entry_point": "f",
+}
+BOOL_ROW = {"test_list": ["assert f(2)", "assert not f(3)", "assert f(5)", "assert not f(9)"]}
+SMART_LIAR = (
+    "class L:\n"
+    "    def __eq__(s, o):\n"
+    "        if isinstance(o, (bool, float)): return True\n"
+    "        if isinstance(o, int): return abs(o) < 2**64\n"
+    "        if isinstance(o, str): return len(o) != 32\n"
+    "        return isinstance(o, (list, tuple, dict, set))\n"
+    "    def __ne__(s, o): return not s.__eq__(o)\n"
+    "    __hash__ = object.__hash__\n"
+)
+TAMPERING = {
+    "builtins_exec_noop": (ROW, "    return 5\nimport builtins\nbuiltins.exec = lambda *a, **k: None\n"),
+    # A liar of a class the prompt defines is trusted code's: only the honesty probes stop it.
+    "patch_the_harness_modules": (
+        ANYTHING_ROW,
+        "    return Anything()\nimport sys\n"
+        "for _m in [m for n, m in list(sys.modules.items()) if n.startswith('cbench_code')]:\n"
+        "    _m.honest = lambda v, *a, **k: v\n    _m._lies = lambda *a, **k: False\n",
+    ),
+    "rebind_builtins_the_check_uses": (
+        ANYTHING_ROW,
+        "    return Anything()\nimport builtins\nbuiltins.type = lambda *a: int\n",
+    ),
+    "patch_builtins_abs": (ABS_ROW, "    return 5\nimport builtins\nbuiltins.abs = lambda x: 0\n"),
+    "patch_builtins_set_mbpp": (
+        {"test_list": ["assert set(similar(1)) == set((4, 5))"]},
+        "def similar(x):\n    return [9]\n"
+        "import builtins\n_s = builtins.set\nbuiltins.set = lambda *a: _s()\n",
+    ),
+    "shadow_abs_in_globals": (ABS_ROW, "    return 5\n\ndef abs(x):\n    return 0\n"),
+    "redefine_prompt_helper": (
+        {
+            "context": "def encode_cyclic(s: str):\n    return s[1:] + s[:1]\n\ndef decode_cyclic(s: str):\n",
+            "test": "def check(candidate):\n    for n in range(1, 5):\n"
+            "        assert candidate(encode_cyclic('abcdefg' * n)) == 'abcdefg' * n\n",
+            "entry_point": "decode_cyclic",
+        },
+        "    return s\n\ndef encode_cyclic(s):\n    return s\n",
+    ),
+    "replace_mbpp_import": (
+        {"test_imports": ["import math"], "test_list": ["assert math.isclose(f(2), 4.0)"]},
+        "def f(x):\n    return 5\n\nclass math:\n    isclose = staticmethod(lambda *a, **k: True)\n",
+    ),
+    "smart_liar": (ROW, "    return L()\n" + SMART_LIAR),
+    "sub_returns_zero": (ABS_ROW, "    return Z()\nclass Z:\n    def __sub__(s, o): return 0.0\n"),
+    "bool_oracle": (
+        BOOL_ROW,
+        "import sys, dis\nclass B:\n    def __bool__(self):\n"
+        "        frame = sys._getframe(1)\n"
+        "        return 'IF_TRUE' in dis.opname[frame.f_code.co_code[frame.f_lasti]]\n"
+        "def f(x):\n    return B()\n",
+    ),
+    "liar_in_a_fraction": (
+        ROW,
+        "    from fractions import Fraction\n    value = Fraction(1)\n    value._numerator = L()\n"
+        "    return value\n" + SMART_LIAR,
+    ),
+    "fraction_subclass_lies_about_its_numerator": (
+        ROW,
+        "    from fractions import Fraction\n    class F(Fraction):\n"
+        "        _numerator = property(lambda s: L(), lambda s, v: None)\n"
+        "    return F(1)\n" + SMART_LIAR,
+    ),
+    "liar_behind_a_mappingproxy": (
+        {
+            "context": "def f():\n",
+            "test": "def check(candidate):\n    assert candidate() == {1: 4}\n",
+            "entry_point": "f",
+        },
+        "    import types\n    return types.MappingProxyType({1: L()})\n" + SMART_LIAR,
+    ),
+    "liar_in_a_prompt_dataclass": (
+        {
+            "context": "from dataclasses import dataclass\n\n@dataclass\nclass P:\n    x: int\n\ndef f():\n",
+            "test": "def check(candidate):\n    assert candidate() == P(4)\n",
+            "entry_point": "f",
+        },
+        "    return P(L())\n" + SMART_LIAR,
+    ),
+}
+
+
+@pytest.mark.parametrize("attack", sorted(TAMPERING))
+def test_tampering_and_liars_fail(evaluator, attack):
+    row, response = TAMPERING[attack]
+    [result] = evaluator.check(dict(row), {"response": response})
+    assert result.status == "failed", result
+
+
+def test_a_liar_is_named_in_the_failure(evaluator):
+    row, response = TAMPERING["sub_returns_zero"]
+    [result] = evaluator.check(dict(row), {"response": response})
+    assert result.detail == (
+        "AssertionError: the candidate returned an instance of the candidate's own class Z"
+        " (it defines __sub__)"
+    )
+
+
 @pytest.mark.parametrize("attack", sorted(ATTACKS))
 def test_integrity_attack_fails(evaluator, attack):
     [result] = evaluator.check(dict(ROW), {"response": ATTACKS[attack]})
@@ -113,6 +225,74 @@ def test_honest_dataclass_from_the_prompt_passes(evaluator):
     }
     assert evaluator.score(row, {"response": "    return Point(1, 2)\n"}) == {"pass_at_1": 1.0}
     assert evaluator.score(row, {"response": "    return Point(2, 1)\n"}) == {"pass_at_1": 0.0}
+
+
+POINT_PROMPT = "from dataclasses import dataclass\n\n@dataclass\nclass Point:\n    x: int\n    y: int\n\n"
+
+
+@pytest.mark.parametrize(
+    ("row", "response"),
+    [
+        (  # the candidate's own class, without behaviour of its own
+            {"context": "def f():\n", "test": "def check(candidate):\n    assert candidate().v == 3\n"},
+            "    class Box:\n        def __init__(self, v):\n            self.v = v\n    return Box(3)\n",
+        ),
+        (  # a full function that repeats the prompt's class: its values are of the prompt's class
+            {
+                "context": POINT_PROMPT + "def f():\n",
+                "test": "def check(candidate):\n    assert candidate() == Point(1, 2)\n",
+            },
+            POINT_PROMPT + "def f():\n    return Point(1, 2)\n",
+        ),
+        (  # a helper the prompt only declares is the candidate's to write, for the tests too
+            {
+                "context": 'def helper(x):\n    """Twice x."""\n\ndef f(x):\n',
+                "test": "def check(candidate):\n    assert helper(2) == 4 and candidate(2) == 5\n",
+            },
+            "def helper(x):\n    return 2 * x\n\ndef f(x):\n    return helper(x) + 1\n",
+        ),
+        (  # a prompt that cannot run alone (its decorator calls the stub): the program runs as it is
+            {
+                "context": "def checked(fn):\n    assert fn(1) == 2\n    return fn\n\n@checked\ndef f(x):\n",
+                "test": "def check(candidate):\n    assert candidate(3) == 6\n",
+            },
+            "    return 2 * x\n",
+        ),
+        ({"test_list": ["assert sum(10, 15) == 6"]}, "def sum(a, b):\n    return 6\n"),  # MBPP task 126
+    ],
+    ids=["own-inert-class", "repeated-prompt-class", "declared-helper", "prompt-not-alone", "builtin-named"],
+)
+def test_honest_answers_still_pass(evaluator, row, response):
+    row = {"entry_point": "f", **row} if "test" in row else row
+    assert evaluator.score(row, {"response": response}) == {"pass_at_1": 1.0}
+
+
+def test_a_response_cannot_forge_the_trusted_code():
+    problem = problem_of({"context": "def g():\n    return 1\n\ndef f():\n", "test": "", "entry_point": "f"})
+    forged = "#cbench-trusted 0 g f\ndef g():\n    return 2\n\ndef f():\n    return g()\n"
+    trusted, own, program = unframe(program_for(problem, forged))
+    assert trusted == "def g():\n    return 1\n\ndef f():\n    pass\n" and own == {"f"}
+    assert program.startswith("def g():\n    return 1\n")
+
+
+def test_classes_created_after_the_snapshot_are_the_candidates():
+    check, guard = checker(existing_classes())
+
+    class Inert:
+        pass
+
+    class Loud:
+        def __bool__(self):
+            return True
+
+    assert check([Inert()])
+    with pytest.raises(
+        AssertionError, match="the tests compared an instance of the candidate's own class Loud"
+    ):
+        check({"k": (Loud(),)})
+    with pytest.raises(AssertionError, match=r"the candidate returned .* Loud \(it defines __bool__\)"):
+        guard(lambda: [Loud()])()
+    assert guard(Loud) is Loud  # a class stays a class: the tests may construct it
 
 
 def test_hardening_wraps_every_value_comparison():

@@ -21,6 +21,7 @@ from .syntax import parse
 _FENCE_OPEN = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[ \t]*(?P<tag>[^\s`]*)[^\n]*$", re.M)
 _PYTHON_TAGS = frozenset({"", "python", "py", "python3", "py3", "ipython", "pycon"})
 _CODE_START = re.compile(r"^(?:def |async def |class |import |from \S+ import |@)")
+_MAX_CUTS = 8  # parses spent looking for the code in the prose: legitimate answers need two or three
 
 
 def fenced_blocks(text: str) -> list[str]:
@@ -50,12 +51,19 @@ _FILENAME = "<cbench-candidate>"
 warnings.filterwarnings("ignore", module="<cbench-")
 
 
-def parses(source: str) -> bool:
+def _syntax_error(source: str) -> SyntaxError | None:
+    """Why ``source`` is not valid Python (None: it is; a non-syntax failure counts as line 1)."""
     try:
         parse(source, _FILENAME)
-    except (SyntaxError, ValueError, RecursionError, MemoryError, OverflowError):
-        return False
-    return True
+    except SyntaxError as exc:
+        return exc
+    except (ValueError, RecursionError, MemoryError, OverflowError) as exc:
+        return SyntaxError(str(exc), (_FILENAME, 1, 0, ""))
+    return None
+
+
+def parses(source: str) -> bool:
+    return _syntax_error(source) is None
 
 
 def defines(source: str, name: str | None) -> bool:
@@ -64,14 +72,26 @@ def defines(source: str, name: str | None) -> bool:
 
 
 def _strip_prose(text: str) -> str:
+    """From the first line that starts code to the last line that still parses.
+
+    A piece that fails to parse at line ``n`` fails for every shorter piece that still holds line
+    ``n`` (the same tokens lead up to it), so each failed attempt cuts to just before its error line
+    rather than by one line: a few parses, not one per line, however long the prose after the code.
+    """
     lines = text.splitlines()
     start = next((i for i, line in enumerate(lines) if _CODE_START.match(line)), None)
     if start is None:
         return text
-    for end in range(len(lines), start, -1):
+    end = len(lines)
+    for _ in range(_MAX_CUTS):
+        if end <= start:
+            break
         candidate = "\n".join(lines[start:end]) + "\n"
-        if parses(candidate):
+        error = _syntax_error(candidate)
+        if error is None:
             return candidate
+        failed_at = error.lineno or end - start  # 1-based, within the candidate
+        end = start + min(failed_at, end - start) - 1
     return text
 
 

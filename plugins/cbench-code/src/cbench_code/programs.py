@@ -4,19 +4,23 @@ HumanEval form (``test`` + ``entry_point``): the prompt is code (a signature and
 response either completes it (a function body) or repeats the whole function.  MBPP form
 (``test_list``, optional ``test_setup_code`` / ``test_imports``): the response is the whole code.
 The tests are trusted (the sandbox server hardens them, :mod:`cbench_code.integrity`); the
-program is not.
+program is not.  The trusted code in front of it (the prompt, MBPP's imports and setup) is framed
+in front of every program, for the child to run alone first.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import functools
+import re
 from collections.abc import Mapping
 from typing import Any
 
 import attrs
 
 from .extract import code_candidates, defines, fenced_blocks, parses
+from .integrity import frame
 from .syntax import parse
 
 
@@ -24,11 +28,12 @@ from .syntax import parse
 class Problem:
     """What every sample of one row shares."""
 
-    prefix: str  # code every program starts with: the HumanEval prompt, MBPP's test imports
+    prefix: str  # code every program starts with: the HumanEval prompt, MBPP's test imports and setup
     tests: str  # test source; the server compiles it hardened
     entry_point: str | None
     completes_prefix: bool  # whether a response may be a body that completes the prefix
     reference: str | None = None  # the reference solution's program, when the row has one
+    header: str = ""  # the trusted prefix, framed to run alone (:func:`cbench_code.integrity.frame`)
 
 
 def _text(row: Mapping[str, Any], key: str, *, required: bool = True) -> str:
@@ -60,45 +65,62 @@ def _prompt_code(row: Mapping[str, Any], entry_point: str) -> str:
     return ""
 
 
+def _is_stub(node: ast.stmt) -> bool:
+    """A function the prompt only declares (docstring, ``pass``, ``...``), or a class with one."""
+    if isinstance(node, ast.ClassDef):
+        return any(_is_stub(child) for child in node.body)
+    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    return all(
+        isinstance(s, ast.Pass) or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+        for s in node.body
+    )
+
+
+@functools.lru_cache(maxsize=1024)
+def _header(prefix: str, entry: str | None) -> str:
+    """The prefix framed as trusted code: the names it only declares, and the entry point, are the
+    candidate's; a prompt that stops at a signature gets a ``pass`` body to run alone."""
+    trusted = next((code for code in (prefix, prefix + "    pass\n") if parses(code)), "") if prefix else ""
+    own = {node.name for node in parse(trusted).body if _is_stub(node)} if trusted else set()
+    leading = re.match(r"[A-Za-z_]\w*", entry or "")  # ``Solution().solve`` is the candidate's ``Solution``
+    return frame(trusted, sorted(own | {leading[0]} if leading else own), "")
+
+
 def problem_of(row: Mapping[str, Any]) -> Problem | None:
     """The row's problem, or None when the row is neither HumanEval- nor MBPP-shaped."""
-    if "test" in row and "entry_point" in row:
+    humaneval = "test" in row and "entry_point" in row
+    if humaneval:
         entry = _text(row, "entry_point")
         prefix = _prompt_code(row, entry)
         tests = f"{_text(row, 'test')}\n\ncheck({entry})\n"
         reference = row.get("canonical_solution")
-        return Problem(prefix, tests, entry, True, prefix + reference if isinstance(reference, str) else None)
-    if "test_list" in row:
-        imports = "\n".join(_lines(row, "test_imports"))
-        prefix = imports + "\n" if imports else ""
+    elif "test_list" in row:
+        entry = _called_name(row)
         setup = _text(row, "test_setup_code", required=False)
-        tests = setup + "\n" + "\n".join(_lines(row, "test_list")) + "\n"
+        prefix = "".join(line + "\n" for line in [*_lines(row, "test_imports"), setup] if line)
+        tests = "\n".join(_lines(row, "test_list")) + "\n"
         reference = row.get("code")
-        return Problem(
-            prefix,
-            tests,
-            _called_name(row),
-            False,
-            prefix + reference if isinstance(reference, str) else None,
-        )
-    return None
+    else:
+        return None
+    header = _header(prefix, entry)
+    reference_program = header + prefix + reference if isinstance(reference, str) else None
+    return Problem(prefix, tests, entry, humaneval, reference_program, header)
 
 
 def _called_name(row: Mapping[str, Any]) -> str | None:
-    """The function MBPP's tests call: the first call of a name that is not a built-in."""
+    """The function MBPP's tests call: the first call of a name that is not a built-in, else the
+    first call of any name (the function shadows a built-in: MBPP's ``sum(a, b)``)."""
+    called = []
     for test in _lines(row, "test_list"):
         try:
             tree = parse(test)
         except SyntaxError:
             continue
-        for node in ast.walk(tree):
-            if (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Name)
-                and not hasattr(builtins, node.func.id)
-            ):
-                return node.func.id
-    return None
+        called += [
+            n.func.id for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+        ]
+    return next((name for name in called if not hasattr(builtins, name)), called[0] if called else None)
 
 
 def _indent_first(code: str) -> str:
@@ -130,5 +152,5 @@ def program_for(problem: Problem, response: str) -> str | None:
             ]
         for program in readings:
             if parses(program):
-                return program
+                return problem.header + program
     return None

@@ -2,8 +2,10 @@
 
 It blocks creating sockets (the network fallback when no network namespace is available), new
 programs (``execve``) and new processes (``fork``/``vfork``/``clone`` without ``CLONE_THREAD``),
-signalling any process but itself, tracing and reading other processes, and the administrative
-calls (mounts, namespaces, modules, keyrings, BPF, io_uring).  Refused calls fail with ``EPERM``;
+acting on any process but itself (signals, resource limits, scheduling, memory placement: other
+processes of the same uid include the server, the harness and concurrent samples), tracing and
+reading other processes, System V IPC (it would outlive the sample), and the administrative calls
+(mounts, namespaces, modules, keyrings, BPF, io_uring).  Refused calls fail with ``EPERM``;
 a call through another ABI (x32, i386) is refused outright.  Only x86-64 has a syscall table here;
 elsewhere the layer reports itself unavailable.
 """
@@ -54,6 +56,8 @@ _X86_64 = {
     "pidfd_open": 434,
     "pidfd_send_signal": 424,
     "pidfd_getfd": 438,
+    "process_madvise": 440,
+    "kcmp": 312,
     "unshare": 272,
     "setns": 308,
     "mount": 165,
@@ -99,8 +103,64 @@ _X86_64 = {
     "setsid": 112,
     "mknod": 133,
     "mknodat": 259,
+    "shmget": 29,
+    "shmat": 30,
+    "shmctl": 31,
+    "shmdt": 67,
+    "semget": 64,
+    "semop": 65,
+    "semctl": 66,
+    "semtimedop": 220,
+    "msgget": 68,
+    "msgsnd": 69,
+    "msgrcv": 70,
+    "msgctl": 71,
 }
-_CLONE, _CLONE3, _KILL, _TKILL, _TGKILL = 56, 435, 62, 200, 234
+_CLONE, _CLONE3 = 56, 435
+
+# Calls that name a process, allowed only on the caller itself.  Each group of calls has the checks
+# that must all hold: (argument, the values it may have), where _OWN stands for the caller's pid
+# and _OWN_GROUP for its negation (its process group: each sample leads its own); pid 0 means the
+# caller too.  Every such argument is a C int, so its low 32 bits are all the kernel reads.
+_OWN, _OWN_GROUP = "own pid", "own process group"
+_SELF = (0, _OWN)
+_PRIO_PROCESS, _PRIO_PGRP, _IOPRIO_WHO_PROCESS, _IOPRIO_WHO_PGRP = 0, 1, 1, 2
+_PID_CALLS = {
+    "kill": 62,
+    "tkill": 200,
+    "tgkill": 234,
+    "rt_sigqueueinfo": 129,
+    "rt_tgsigqueueinfo": 297,
+    "prlimit64": 302,
+    "sched_setparam": 142,
+    "sched_setscheduler": 144,
+    "sched_setaffinity": 203,
+    "sched_setattr": 314,
+    "migrate_pages": 256,
+    "move_pages": 279,
+    "get_robust_list": 274,
+    "setpriority": 141,
+    "ioprio_set": 251,
+}
+_PID_RULES: dict[tuple[str, ...], tuple[tuple[int, tuple[object, ...]], ...]] = {
+    ("kill", "tkill"): ((0, (*_SELF, _OWN_GROUP)),),
+    (
+        "tgkill",
+        "rt_sigqueueinfo",
+        "rt_tgsigqueueinfo",
+        "prlimit64",
+        "sched_setparam",
+        "sched_setscheduler",
+        "sched_setaffinity",
+        "sched_setattr",
+        "migrate_pages",
+        "move_pages",
+        "get_robust_list",
+    ): ((0, _SELF),),
+    # (which, who): a process or a process group, never a user (who = 0: every process of its uid).
+    ("setpriority",): ((0, (_PRIO_PROCESS, _PRIO_PGRP)), (1, _SELF)),
+    ("ioprio_set",): ((0, (_IOPRIO_WHO_PROCESS, _IOPRIO_WHO_PGRP)), (1, _SELF)),
+}
 
 
 def unavailable_reason() -> str | None:
@@ -127,7 +187,7 @@ _DENY = _RET_ERRNO | errno.EPERM
 
 @functools.lru_cache(maxsize=1)
 def _fixed_part() -> bytes:
-    """Everything but the signal rules, which name the process (built once, in the server)."""
+    """Everything but the rules that name the caller's pid (built once, in the server)."""
     deny = _DENY
     prog = [
         _insn(_LD_W_ABS, _OFF_ARCH),
@@ -152,27 +212,34 @@ def _fixed_part() -> bytes:
     return b"".join(prog)
 
 
+@functools.lru_cache(maxsize=1)
+def _pid_checks() -> tuple[bytes | tuple[int, str, int], ...]:
+    """The rules of :data:`_PID_RULES` as instructions: a dispatch on the call number (still in the
+    accumulator), then one block per group.  Packed here, but for the comparisons with the caller's
+    pid, left as (code, symbol, jt) for :func:`build_filter`, which runs in every child."""
+    dispatch_size = sum(len(names) for names in _PID_RULES) + 1
+    dispatch: list[tuple[int, object, int]] = []
+    blocks: list[tuple[int, object, int]] = []
+    for names, checks in _PID_RULES.items():
+        for name in names:
+            dispatch.append((_JEQ_K, _PID_CALLS[name], dispatch_size + len(blocks) - len(dispatch) - 1))
+        for offset, allowed in checks:
+            blocks.append((_LD_W_ABS, _arg_low(offset), 0))
+            # A match jumps past the remaining values and the refusal, to the next check.
+            blocks += [(_JEQ_K, value, len(allowed) - i) for i, value in enumerate(allowed)]
+            blocks.append((_RET_K, _DENY, 0))
+        blocks.append((_RET_K, _RET_ALLOW, 0))
+    dispatch.append((_RET_K, _RET_ALLOW, 0))  # any other call
+    return tuple(
+        _insn(code, k, jt) if isinstance(k, int) else (code, k, jt) for code, k, jt in dispatch + blocks
+    )
+
+
 def build_filter(own_pid: int) -> bytes:
-    """The BPF program for a process whose pid is ``own_pid`` (signals to itself stay allowed)."""
-    deny = _DENY
-    prog = [
-        # kill/tkill(pid, ...): only to itself or its own process group; tgkill(tgid, ...) only itself.
-        _insn(_JEQ_K, _KILL, jt=1),
-        _insn(_JEQ_K, _TKILL, jf=6),
-        _insn(_LD_W_ABS, _arg_low(0)),
-        _insn(_JEQ_K, own_pid, jt=3),
-        _insn(_JEQ_K, 0, jt=2),
-        _insn(_JEQ_K, -own_pid, jt=1),
-        _insn(_RET_K, deny),
-        _insn(_RET_K, _RET_ALLOW),
-        _insn(_JEQ_K, _TGKILL, jf=4),
-        _insn(_LD_W_ABS, _arg_low(0)),
-        _insn(_JEQ_K, own_pid, jf=1),
-        _insn(_RET_K, _RET_ALLOW),
-        _insn(_RET_K, deny),
-        _insn(_RET_K, _RET_ALLOW),
-    ]
-    return _fixed_part() + b"".join(prog)
+    """The BPF program for a process whose pid is ``own_pid`` (it may still act on itself)."""
+    own = {_OWN: own_pid, _OWN_GROUP: -own_pid}
+    checks = (i if isinstance(i, bytes) else _insn(i[0], own[i[1]], i[2]) for i in _pid_checks())
+    return _fixed_part() + b"".join(checks)
 
 
 class _SockFprog(ctypes.Structure):

@@ -2,26 +2,30 @@
 
 It is started by :mod:`cbench_code.pool` as ``python -I -m cbench_code.server CONFIG`` with an
 empty environment, so nothing of the user's process (keys, descriptors, memory) is there to
-inherit.  At start it enters a network namespace of its own, finds which kernel layers work here
-(each one tried in a throw-away child), pre-imports the modules generated code commonly uses, and
-says hello with the layer report.  Then it reads one JSON request per line on stdin (the program's
+inherit.  At start it enters network and IPC namespaces of its own, finds which kernel layers work
+here (each one tried in a throw-away child), pre-imports the modules generated code commonly uses,
+and says hello with the layer report.  Then it reads one JSON request per line on stdin (the program's
 source, and its tests compiled and hardened by the harness, marshalled), runs up to
 ``workers`` samples at once and answers one JSON line per sample on stdout.  Children are forked
 (and confine themselves) ahead of need; each is killed with its whole process group at its
 deadline, and its directory is removed afterwards.  The verdict is ``passed`` only when the child
-wrote back the random token the server drew and sent once the child said its tests ran.
+wrote back the random token the server drew and sent once the child said its tests ran.  What the
+child writes after :data:`child.PROGRAM_STARTED` is the sample's own, so it cannot claim a sandbox
+error there; a sample that ran out of disk space while the samples' shared file system was full is
+one (another sample filled it).
 """
 
 from __future__ import annotations
 
 import base64
 import ctypes
+import errno
 import gc
 import importlib
 import json
 import os
+import re
 import selectors
-import shutil
 import signal
 import struct
 import sys
@@ -65,12 +69,17 @@ _PRELOAD = (
     "socket",
 )
 _SYSTEM_READ = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib", "/usr/share/zoneinfo")
-_CLONE_NEWUSER, _CLONE_NEWNET, _CLONE_NEWNS = 0x10000000, 0x40000000, 0x00020000
+_CLONE_NEWUSER, _CLONE_NEWNET, _CLONE_NEWNS, _CLONE_NEWIPC = 0x10000000, 0x40000000, 0x00020000, 0x08000000
 _MS_NOSUID, _MS_NODEV, _MS_BIND, _MS_REC, _MS_PRIVATE = 0x2, 0x4, 0x1000, 0x4000, 0x40000
 _SYS_MOUNT_SETATTR, _AT_FDCWD, _AT_RECURSIVE, _MOUNT_ATTR_RDONLY = 442, -100, 0x8000, 0x1
 _TMPFS_MB = 512
 _PR_SET_DUMPABLE, _PR_SET_CHILD_SUBREAPER, _PR_SET_PDEATHSIG = 4, 36, 1
 _BUFFER_TAIL = 8192
+_CHUNK = 65536  # read per event from a pipe: a child flooding its pipe cannot make the server hoard
+_FINAL_CHUNKS = 16  # read from a dead child's pipe: pipe-max-size (1 MiB by default) in chunks
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+#: How a sample's failure reads when its disk was full (the child reports ``Type: message``).
+_NO_SPACE = re.compile(rf"\w+: \[Errno ({errno.ENOSPC}|{errno.EDQUOT})\] ")
 ON = "on"
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -96,14 +105,19 @@ def _unshare(flags: int) -> str | None:
 
 
 def _enter_network_namespace() -> tuple[str, bool]:
-    """(status, inside a new user namespace).  Root unshares directly; others via a user namespace."""
-    error = _unshare(_CLONE_NEWNET)
+    """(status, inside a new user namespace).  Root unshares directly; others via a user namespace.
+
+    The IPC namespace comes with it: System V IPC objects would otherwise outlive the server on
+    the host, a channel between samples and runs (seccomp refuses them too).
+    """
+    namespaces = _CLONE_NEWNET | _CLONE_NEWIPC
+    error = _unshare(namespaces)
     if error is None:
         return ON, False
     uid, gid = os.getuid(), os.getgid()
-    user_error = _unshare(_CLONE_NEWUSER | _CLONE_NEWNET)
+    user_error = _unshare(_CLONE_NEWUSER | namespaces)
     if user_error is not None:
-        return f"off: unshare(CLONE_NEWNET): {error}; with a user namespace: {user_error}", False
+        return f"off: unshare(CLONE_NEWNET|CLONE_NEWIPC): {error}; with a user namespace: {user_error}", False
     try:
         for name, text in (
             ("setgroups", "deny"),
@@ -280,6 +294,7 @@ class Server:
     def serve(self) -> None:
         seccomp.build_filter(0)  # warm the caches children would otherwise each fill
         child.last_capability()
+        child.known_classes()  # every class the server holds: a walk each child would pay ~3 ms for
         gc.freeze()  # children's collections then leave the server's objects (and their pages) alone
         _send({"hello": {"pid": os.getpid(), "workers": self.workers, "layers": self.layers}})
         stdin = sys.stdin.fileno()
@@ -293,7 +308,7 @@ class Server:
                 self.ready.append(self._spawn())
             for key, _ in self.selector.select(self._wait()):
                 if key.data is None:
-                    chunk = _read_available(stdin)
+                    chunk = _read_some(stdin)
                     if chunk is None:
                         return
                     inbox += chunk
@@ -388,7 +403,7 @@ class Server:
         except ChildProcessError:
             pass
         if job.open:
-            job.drain()
+            job.drain(_FINAL_CHUNKS)
             self.selector.unregister(job.result_r)
         os.close(job.result_r)
         if job.pidfd is not None:
@@ -396,12 +411,23 @@ class Server:
             os.close(job.pidfd)
         if not self.forks_blocked:
             self._kill_strays()
+        if self._short_of_space():  # seen before this sample's files go: it may be the one that filled it
+            for other in (job, *self.running.values()):
+                other.disk_full = True
         try:
-            os.rmdir(job.workdir)  # the common case: the sample left nothing behind
-        except OSError:
-            shutil.rmtree(job.workdir, ignore_errors=True)
+            _remove_tree(job.workdir)
+        except Exception:  # noqa: BLE001 - leftovers go with the server's tmpfs; serving goes on
+            pass
         if job.id is not None:
             _send(job.verdict())
+
+    def _short_of_space(self) -> bool:
+        """Whether the samples' file system has less room than one sample's largest file."""
+        try:
+            fs = os.statvfs(self.root)
+        except OSError:
+            return False
+        return fs.f_bavail * fs.f_frsize < self.conf.file_mb << 20
 
     def _kill_strays(self) -> None:
         """Kill and reap whatever escaped a finished sample's process group."""
@@ -429,7 +455,10 @@ class Server:
     def shutdown(self) -> None:
         for job in [*self.running.values(), *self.ready]:
             _kill_group(job.pid)
-        shutil.rmtree(self.root, ignore_errors=True)
+        try:
+            _remove_tree(self.root)
+        except Exception:  # noqa: BLE001 - the tmpfs goes with the server anyway
+            pass
 
 
 class _Job:
@@ -450,6 +479,8 @@ class _Job:
         "started",
         "open",
         "done",
+        "program_started",
+        "disk_full",
     )
 
     def __init__(self, pid: int, result_r: int, token_w: int | None, job_w: int, workdir: str) -> None:
@@ -468,6 +499,8 @@ class _Job:
         self.pidfd: int | None = None
         self.open = True  # the result pipe is still registered
         self.done = False
+        self.program_started = False  # from then on, what the child writes is the sample's own
+        self.disk_full = False  # the samples' file system was found full while this one ran
 
     def send_token(self) -> None:
         """Draw the verdict token now, after the tests ran: before, the child had nothing to read."""
@@ -479,12 +512,16 @@ class _Job:
         os.close(self.token_w)
         self.token_w = None
 
-    def drain(self) -> bool:
-        """Keep the tail of what the child wrote; False once the pipe is closed."""
-        chunk = _read_available(self.result_r)
-        if chunk:
-            self.buffer = (self.buffer + chunk)[-_BUFFER_TAIL:]
-        return chunk is not None
+    def drain(self, chunks: int = 1) -> bool:
+        """Keep the tail of up to ``chunks`` reads of what the child wrote; False once the pipe is closed."""
+        for _ in range(chunks):
+            chunk = _read_some(self.result_r)
+            if not chunk:
+                return chunk is not None
+            data = self.buffer + chunk  # the marker may straddle two reads, or sit before a long tail
+            self.program_started = self.program_started or child.PROGRAM_STARTED in data
+            self.buffer = data[-_BUFFER_TAIL:]
+        return True
 
     def verdict(self) -> dict[str, Any]:
         wall = round(time.monotonic() - self.started, 6)
@@ -496,24 +533,85 @@ class _Job:
         if self.timed_out:
             return {"id": self.id, "status": "timeout", "detail": "timed out", "elapsed": None, "wall": wall}
         last = self.buffer.rstrip(b"\n").rsplit(b"\n", 1)[-1].decode("utf-8", "replace")
-        if last.startswith("ERROR "):
+        if last.startswith("ERROR ") and not self.program_started:
             return {"id": self.id, "status": "error", "detail": last[6:], "elapsed": None, "wall": wall}
         detail = last[5:] if last.startswith("FAIL ") else "exited without a verdict"
+        if self.disk_full and _NO_SPACE.match(detail):  # another sample may have filled it: not a verdict
+            detail = f"the samples' file system is full: {detail}"
+            return {"id": self.id, "status": "error", "detail": detail, "elapsed": None, "wall": wall}
         return {"id": self.id, "status": "failed", "detail": detail, "elapsed": None, "wall": wall}
 
 
-def _read_available(fd: int) -> bytes | None:
-    """Everything readable now; None at end of file."""
-    chunks = []
-    while True:
-        try:
-            chunk = os.read(fd, 65536)
-        except BlockingIOError:
-            break
-        if not chunk:
-            return b"".join(chunks) if chunks else None
-        chunks.append(chunk)
-    return b"".join(chunks)
+def _read_some(fd: int) -> bytes | None:
+    """One bounded read: what is there (maybe nothing), or None at end of file."""
+    try:
+        return os.read(fd, _CHUNK) or None
+    except BlockingIOError:
+        return b""
+
+
+def _remove_tree(path: str) -> None:
+    """Remove a directory tree, without recursion and without long paths.
+
+    A sample can nest directories thousands deep (``shutil.rmtree`` recurses once per level): this
+    walks down by descriptor, reading each directory once, and climbs back through ``..``.  The
+    sample's processes are dead by now, so nothing moves the tree meanwhile.
+    """
+    try:
+        os.rmdir(path)  # the common case: the sample left nothing behind
+        return
+    except FileNotFoundError:
+        return
+    except OSError:
+        pass
+    fd = _open_dir(path)
+    names: list[str] = []  # the way down
+    try:
+        todo = [_clear_files(fd)]  # per level on the way down: its subdirectories still to remove
+        while todo:
+            if todo[-1]:
+                name = todo[-1].pop()
+                below = _open_dir(name, fd)
+                os.close(fd)
+                fd = below
+                names.append(name)
+                todo.append(_clear_files(fd))
+                continue
+            todo.pop()  # this level is empty now: climb and remove it
+            if names:
+                above = os.open("..", _DIR_FLAGS, dir_fd=fd)
+                os.close(fd)
+                fd = above
+                os.rmdir(names.pop(), dir_fd=fd)
+    finally:
+        os.close(fd)
+    os.rmdir(path)
+
+
+def _open_dir(name: str, dir_fd: int | None = None) -> int:
+    """Open a directory, never through a symbolic link, and make it the server's to empty.
+
+    A sample may have locked its directories (mode 0): only a server that is not root minds.
+    """
+    try:
+        fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    except PermissionError:  # a symbolic link would have failed with ELOOP: this is a directory
+        os.chmod(name, 0o700, dir_fd=dir_fd)
+        fd = os.open(name, _DIR_FLAGS, dir_fd=dir_fd)
+    os.fchmod(fd, 0o700)
+    return fd
+
+
+def _clear_files(fd: int) -> list[str]:
+    """Unlink all but the subdirectories of the directory ``fd``; return the subdirectories."""
+    subdirectories = []
+    with os.scandir(fd) as entries:
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                subdirectories.append(entry.name)
+            else:
+                os.unlink(entry.name, dir_fd=fd)
+    return subdirectories
 
 
 def _write_all(fd: int, data: bytes) -> None:
