@@ -271,8 +271,20 @@ def test_a_response_cannot_forge_the_trusted_code():
     problem = problem_of({"context": "def g():\n    return 1\n\ndef f():\n", "test": "", "entry_point": "f"})
     forged = "#cbench-trusted 0 g f\ndef g():\n    return 2\n\ndef f():\n    return g()\n"
     trusted, own, program = unframe(program_for(problem, forged))
-    assert trusted == "def g():\n    return 1\n\ndef f():\n    pass\n" and own == {"f"}
+    assert trusted == "def g():\n    return 1\n" and own == {"f"}  # the stub f is the candidate's
     assert program.startswith("def g():\n    return 1\n")
+
+
+def test_trusted_code_keeps_what_the_tests_need_and_drops_stubs_and_docstrings():
+    prompt = (
+        'from typing import List\nimport math\n\n\n@staticmethod\ndef helper(x):\n    """doc"""\n'
+        '    return x\n\n\ndef f(xs: List[int]) -> int:\n    """A long docstring."""\n'
+    )
+    problem = problem_of({"prompt": prompt, "test": "", "entry_point": "f"})
+    trusted, own, _ = unframe(problem.header)
+    assert own == {"f"}
+    helper = '@staticmethod\ndef helper(x):\n    """doc"""\n    return x\n'
+    assert trusted == "from typing import List\nimport math\n" + helper
 
 
 def test_classes_created_after_the_snapshot_are_the_candidates():

@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 import types
+from collections.abc import Callable
 from types import CodeType
 
 from . import landlock, seccomp
@@ -111,6 +112,27 @@ def _lock_down(conf: Confinement, workdir: str) -> None:
         _guard_sockets()
 
 
+#: What :func:`run` needs that costs a child its own pages to make (a copy of the builtins touches
+#: every built-in object; the checks are ~40 pages of closures): made by the server before it forks,
+#: taken by the one sample a child runs.  (trusted code's builtins, the tests' builtins, checks)
+_Spares = tuple[dict[str, object], dict[str, object], tuple[Callable, Callable]]
+_spares: list[_Spares] = []
+
+
+def _make(known: dict[int, type]) -> _Spares:
+    return builtins.__dict__.copy(), builtins.__dict__.copy(), checker(known)
+
+
+def make_spares() -> None:
+    """Called by the server before it forks (each child then gets them without making them)."""
+    _spares[:] = [_make(known_classes())]
+
+
+def _take_spares(known: dict[int, type]) -> _Spares:
+    """The server's spares, unreachable from this module afterwards; made here when there are none."""
+    return _spares.pop() if _spares else _make(known)
+
+
 @functools.lru_cache(maxsize=1)
 def known_classes() -> dict[int, type]:
     """The classes that exist before any sample (:func:`integrity.existing_classes`).
@@ -166,16 +188,19 @@ def _describe(exc: BaseException, kind_of: type = type) -> bytes:
     return text[:_DETAIL_CHARS].encode("utf-8", "replace").replace(b"\n", b" ")
 
 
-def _run_trusted(code: str, name: str, own: frozenset[str], known: dict[int, type]) -> dict[str, object]:
+def _run_trusted(
+    code: str, name: str, own: frozenset[str], known: dict[int, type], own_builtins: dict[str, object]
+) -> dict[str, object]:
     """What trusted code defines, run alone in a module of its own (its names the candidate provides
     aside); nothing when it does not run alone, and the program then runs as it would without it.
 
     The classes its ``class`` statements make, now or later in its functions, join ``known``.
+    ``own_builtins`` is a snapshot of the builtins, not the ones the candidate will see.
     """
     if not code:
         return {}
     module = types.ModuleType(name)  # classes it defines name the candidate's module, where they will be
-    module.__builtins__ = own_builtins = builtins.__dict__.copy()  # not the ones the candidate sees
+    module.__builtins__ = own_builtins
     build_class = own_builtins["__build_class__"]
 
     def build_known_class(*args: object, **kwargs: object) -> type:
@@ -204,11 +229,11 @@ def run(text: str, tests: CodeType, known: dict[int, type]) -> None:
     started = clock()
     try:
         trusted_code, own, program = unframe(text)
+        # Builtins as they were before the candidate, and the checks, bound to ``known``.
+        trusted_builtins, test_builtins, (honest, guard) = _take_spares(known)
         module = types.ModuleType("__cbench_candidate__")  # a real module: dataclasses, pickle look it up
-        trusted = _run_trusted(trusted_code, module.__name__, own, known)
+        trusted = _run_trusted(trusted_code, module.__name__, own, known, trusted_builtins)
         classes = {key: value for key, value in trusted.items() if is_class(value, type)}
-        honest, guard = checker(known)
-        test_builtins = builtins.__dict__.copy()  # the tests' builtins: as they were before the candidate
         code = compile(program, "<candidate>", "exec")
         sys.modules[module.__name__] = module
         namespace = module.__dict__

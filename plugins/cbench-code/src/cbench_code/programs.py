@@ -82,9 +82,29 @@ def _header(prefix: str, entry: str | None) -> str:
     """The prefix framed as trusted code: the names it only declares, and the entry point, are the
     candidate's; a prompt that stops at a signature gets a ``pass`` body to run alone."""
     trusted = next((code for code in (prefix, prefix + "    pass\n") if parses(code)), "") if prefix else ""
-    own = {node.name for node in parse(trusted).body if _is_stub(node)} if trusted else set()
+    body = parse(trusted).body if trusted else []
+    own = {node.name for node in body if _is_stub(node)}
     leading = re.match(r"[A-Za-z_]\w*", entry or "")  # ``Solution().solve`` is the candidate's ``Solution``
-    return frame(trusted, sorted(own | {leading[0]} if leading else own), "")
+    own |= {leading[0]} if leading else set()
+    # Run alone, the candidate's own stubs and bare docstrings give the tests nothing: leave them out
+    # (compiling a prompt's long docstrings cost each sample more than anything else it runs alone).
+    lines = trusted.splitlines(keepends=True)
+    kept = [_source_lines(lines, node) for node in body if _protects(node, own)]
+    return frame("".join(kept), sorted(own), "")
+
+
+def _protects(node: ast.stmt, own: set[str]) -> bool:
+    """Whether a statement of the trusted prefix defines something the tests must get from it."""
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+        return False
+    return not (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.name in own)
+
+
+def _source_lines(lines: list[str], node: ast.stmt) -> str:
+    """A top-level statement's own lines, decorators included."""
+    first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+    text = "".join(lines[first - 1 : node.end_lineno])
+    return text if text.endswith("\n") else text + "\n"
 
 
 def problem_of(row: Mapping[str, Any]) -> Problem | None:

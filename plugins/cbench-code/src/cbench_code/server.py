@@ -295,6 +295,7 @@ class Server:
         seccomp.build_filter(0)  # warm the caches children would otherwise each fill
         child.last_capability()
         child.known_classes()  # every class the server holds: a walk each child would pay ~3 ms for
+        child.make_spares()  # and the builtin snapshots, each a copy that would fault ~70 pages
         gc.freeze()  # children's collections then leave the server's objects (and their pages) alone
         _send({"hello": {"pid": os.getpid(), "workers": self.workers, "layers": self.layers}})
         stdin = sys.stdin.fileno()
