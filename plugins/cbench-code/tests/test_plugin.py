@@ -186,3 +186,12 @@ def test_pickled_evaluator_keeps_its_configuration():
     copy = pickle.loads(pickle.dumps(ev))
     assert (copy.timeout, copy.k, copy.pool.disable) == (7.0, (1, 3), ("landlock",))
     assert copy.pool is not ev.pool
+
+
+def test_the_cache_key_follows_what_decides_a_verdict_not_the_worker_count():
+    from cbench_code import CodeExecution
+    from context_bench.identity import identity
+
+    assert identity(CodeExecution(timeout=3.0, workers=1)) == identity(CodeExecution(timeout=3.0, workers=4))
+    assert identity(CodeExecution(timeout=3.0)) != identity(CodeExecution(timeout=4.0))
+    assert identity(CodeExecution()) != identity(CodeExecution(disable=["seccomp"]))

@@ -107,6 +107,10 @@ class CodeExecution:
         """Pickled as its configuration: an executor elsewhere starts its own sandbox server."""
         return (_rebuild, (self._config,))
 
+    def config(self) -> dict[str, Any]:
+        """What decides a verdict, for the run cache's key: the worker count does not."""
+        return {key: value for key, value in self._config.items() if key != "workers"}
+
     def __repr__(self) -> str:
         return f"CodeExecution(timeout={self.timeout}, k={list(self.k)}, workers={self.pool.workers})"
 
