@@ -155,6 +155,51 @@ TAMPERING = {
         },
         "    return P(L())\n" + SMART_LIAR,
     ),
+    "liar_behind_a_weak_proxy": (
+        ROW,
+        "    import weakref\n    global _z\n    _z = L()\n    return weakref.proxy(_z)\n" + SMART_LIAR,
+    ),
+    "add_to_the_known_classes": (
+        ROW,
+        "    return L()\n"
+        + SMART_LIAR
+        + "import sys\nsys.modules['cbench_code.child'].known_classes()[id(L)] = L\n",
+    ),
+    # The prompt's class is in the candidate's module when the tests run; its functions reach the
+    # builtins trusted code ran with.
+    "borrow_the_trusted_class_builder": (
+        {
+            "context": "class P:\n    def m(self):\n        return 1\n\ndef f(x):\n",
+            "test": ROW["test"],
+            "entry_point": "f",
+        },
+        "    import builtins\n"
+        "    builtins.__build_class__ = P.m.__globals__['__builtins__']['__build_class__']\n"
+        "    names = {}\n    exec(SOURCE, names)\n    return names['L']()\n"
+        f"SOURCE = {SMART_LIAR!r}\n",
+    ),
+    "entry_point_is_a_class": (
+        ABS_ROW,
+        "    pass\nclass f:\n    def __new__(cls, x):\n        return Z()\n"
+        "class Z:\n    def __sub__(s, o): return 0.0\n",
+    ),
+    "liar_behind_a_dict_subclass_as_attributes": (
+        ROW,
+        "    import collections\n    u = collections.UserList()\n    class D(dict):\n        pass\n"
+        "    u.__dict__ = D(data=L())\n    return u\n" + SMART_LIAR,
+    ),
+    "metaclass_claims_its_class_is_int": (
+        ROW,
+        "    class M(type):\n        def __eq__(s, o): return o is int\n"
+        "        def __hash__(s): return hash(int)\n"
+        "    class Z(metaclass=M):\n        def __eq__(s, o): return o == 4\n"
+        "        __hash__ = object.__hash__\n"
+        "    return Z()\n",
+    ),
+    "liar_made_by_type": (
+        ROW,
+        "    return type('L', (), {'__eq__': lambda s, o: True, '__hash__': None})()\n",
+    ),
 }
 
 
@@ -259,8 +304,19 @@ POINT_PROMPT = "from dataclasses import dataclass\n\n@dataclass\nclass Point:\n 
             "    return 2 * x\n",
         ),
         ({"test_list": ["assert sum(10, 15) == 6"]}, "def sum(a, b):\n    return 6\n"),  # MBPP task 126
+        (  # an entry point written as a class: what constructing it returns is checked, and honest
+            {"context": "def f(x):\n", "test": "def check(candidate):\n    assert candidate(3) == 6\n"},
+            "    pass\n\nclass f:\n    def __new__(cls, x):\n        return 2 * x\n",
+        ),
     ],
-    ids=["own-inert-class", "repeated-prompt-class", "declared-helper", "prompt-not-alone", "builtin-named"],
+    ids=[
+        "own-inert-class",
+        "repeated-prompt-class",
+        "declared-helper",
+        "prompt-not-alone",
+        "builtin-named",
+        "class-entry-point",
+    ],
 )
 def test_honest_answers_still_pass(evaluator, row, response):
     row = {"entry_point": "f", **row} if "test" in row else row
@@ -304,7 +360,82 @@ def test_classes_created_after_the_snapshot_are_the_candidates():
         check({"k": (Loud(),)})
     with pytest.raises(AssertionError, match=r"the candidate returned .* Loud \(it defines __bool__\)"):
         guard(lambda: [Loud()])()
-    assert guard(Loud) is Loud  # a class stays a class: the tests may construct it
+    assert guard(int) is int  # a class that is not the candidate's stays a class: the tests may construct it
+    with pytest.raises(AssertionError, match=r"the candidate returned .* Loud"):
+        guard(Loud)()  # the candidate's own class is called like any entry point
+
+
+def test_a_weak_proxy_fails_whatever_it_hides():
+    """A proxy forwards every question, even ``__class__``: nothing about it can be vouched for."""
+    import weakref
+
+    def function():
+        return 1
+
+    honest_set = {1}
+    for proxy in (weakref.proxy(honest_set), weakref.proxy(function)):
+        with pytest.raises(AssertionError, match="a weak proxy"):
+            honest([proxy])
+
+
+def test_trusted_classes_are_read_from_the_snapshot_and_the_samples_own_table():
+    known, trusted = existing_classes(), {}
+    check = checker(known, trusted)[0]
+
+    class Late:
+        def __eq__(self, other):
+            return other == 4
+
+        __hash__ = object.__hash__
+
+    known[id(Late)] = Late  # adding to the table the checks were made from changes nothing
+    with pytest.raises(AssertionError, match="own class Late"):
+        check(Late())
+    trusted[id(Late)] = Late  # the sample's trusted code made it: only the probes apply
+    assert check([Late()])
+
+
+def test_a_dict_subclass_holding_the_attributes_is_walked():
+    import collections
+
+    check = checker(existing_classes())[0]
+
+    class Four:
+        def __eq__(self, other):
+            return other == 4
+
+        __hash__ = object.__hash__
+
+    class D(dict):
+        def keys(self):
+            return []
+
+    box = collections.UserList()
+    box.__dict__ = D(data=Four())
+    with pytest.raises(AssertionError, match="own class Four"):
+        check(box)
+
+
+def test_honest_numpy_scalars_pass_and_numpy_arrays_are_walked(evaluator):
+    """Classes written in C (numpy's, imported by the sample) are no sample's own."""
+    pytest.importorskip("numpy")
+    row = {
+        "context": "def f(xs):\n",
+        "test": "def check(candidate):\n    assert candidate([1, 3]) == 2\n"
+        "    assert abs(candidate([1, 2]) - 1.5) < 1e-9\n    assert (candidate([2]) > 1) == True\n",
+        "entry_point": "f",
+    }
+    assert evaluator.score(row, {"response": "    import numpy as np\n    return np.mean(xs)\n"}) == {
+        "pass_at_1": 1.0
+    }
+    integers = "    import numpy as np\n    total = np.int64(np.sum(xs))\n"
+    integers += "    return total // len(xs) + np.float64(total % 2) / 2\n"
+    assert evaluator.score(row, {"response": integers}) == {"pass_at_1": 1.0}
+    # Trusted as their classes are, numpy's arrays may hold anything: what they hold is checked.
+    liar_in_an_array = (
+        "    import numpy as np\n    a = np.empty(1, dtype=object)\n    a[0] = L()\n    return a\n"
+    )
+    assert evaluator.score(dict(ROW), {"response": liar_in_an_array + SMART_LIAR}) == {"pass_at_1": 0.0}
 
 
 def test_hardening_wraps_every_value_comparison():

@@ -113,14 +113,16 @@ def _lock_down(conf: Confinement, workdir: str) -> None:
 
 
 #: What :func:`run` needs that costs a child its own pages to make (a copy of the builtins touches
-#: every built-in object; the checks are ~40 pages of closures): made by the server before it forks,
-#: taken by the one sample a child runs.  (trusted code's builtins, the tests' builtins, checks)
-_Spares = tuple[dict[str, object], dict[str, object], tuple[Callable, Callable]]
+#: every built-in object; the checks are ~40 pages of closures, and their snapshot of the known
+#: classes is a walk of every class): made by the server before it forks, taken by the one sample a
+#: child runs.  (trusted code's builtins, the tests' builtins, checks, the trusted code's classes)
+_Spares = tuple[dict[str, object], dict[str, object], tuple[Callable, Callable], dict[int, type]]
 _spares: list[_Spares] = []
 
 
 def _make(known: dict[int, type]) -> _Spares:
-    return builtins.__dict__.copy(), builtins.__dict__.copy(), checker(known)
+    trusted: dict[int, type] = {}  # the checks' only way in: reachable from no module
+    return builtins.__dict__.copy(), builtins.__dict__.copy(), checker(known, trusted), trusted
 
 
 def make_spares() -> None:
@@ -138,7 +140,8 @@ def known_classes() -> dict[int, type]:
     """The classes that exist before any sample (:func:`integrity.existing_classes`).
 
     Walking them in a child touches every class and so copies its memory page: ~3 ms.  Called in
-    the server before it forks, it is done once, and children share the result.
+    the server before it forks, it is done once, and children share the result.  The checks read
+    their own snapshot of it, made with the spares: a sample may add to this dict, to no effect.
     """
     return existing_classes()
 
@@ -189,13 +192,15 @@ def _describe(exc: BaseException, kind_of: type = type) -> bytes:
 
 
 def _run_trusted(
-    code: str, name: str, own: frozenset[str], known: dict[int, type], own_builtins: dict[str, object]
+    code: str, name: str, own: frozenset[str], trusted: dict[int, type], own_builtins: dict[str, object]
 ) -> dict[str, object]:
     """What trusted code defines, run alone in a module of its own (its names the candidate provides
     aside); nothing when it does not run alone, and the program then runs as it would without it.
 
-    The classes its ``class`` statements make, now or later in its functions, join ``known``.
-    ``own_builtins`` is a snapshot of the builtins, not the ones the candidate will see.
+    The classes its ``class`` statements make while it runs join ``trusted``.  Its functions reach
+    ``own_builtins`` (a snapshot of the builtins, not the ones the candidate will see), and the
+    candidate reaches them: so the original ``__build_class__`` goes back in once it ran, and
+    classes its functions make later count as the candidate's.
     """
     if not code:
         return {}
@@ -205,7 +210,7 @@ def _run_trusted(
 
     def build_known_class(*args: object, **kwargs: object) -> type:
         cls = build_class(*args, **kwargs)
-        known[id(cls)] = cls
+        trusted[id(cls)] = cls
         return cls
 
     own_builtins["__build_class__"] = build_known_class
@@ -214,6 +219,8 @@ def _run_trusted(
         exec(compile(code, "<cbench-trusted>", "exec"), module.__dict__)  # noqa: S102 - trusted
     except BaseException:  # noqa: BLE001
         return {}
+    finally:
+        own_builtins["__build_class__"] = build_class
     return {key: value for key, value in module.__dict__.items() if key not in own and key[:2] != "__"}
 
 
@@ -230,9 +237,9 @@ def run(text: str, tests: CodeType, known: dict[int, type]) -> None:
     try:
         trusted_code, own, program = unframe(text)
         # Builtins as they were before the candidate, and the checks, bound to ``known``.
-        trusted_builtins, test_builtins, (honest, guard) = _take_spares(known)
+        trusted_builtins, test_builtins, (honest, guard), trusted_classes = _take_spares(known)
         module = types.ModuleType("__cbench_candidate__")  # a real module: dataclasses, pickle look it up
-        trusted = _run_trusted(trusted_code, module.__name__, own, known, trusted_builtins)
+        trusted = _run_trusted(trusted_code, module.__name__, own, trusted_classes, trusted_builtins)
         classes = {key: value for key, value in trusted.items() if is_class(value, type)}
         code = compile(program, "<candidate>", "exec")
         sys.modules[module.__name__] = module

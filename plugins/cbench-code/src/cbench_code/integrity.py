@@ -4,9 +4,9 @@
 harness rewrites every comparison in the (trusted) test code so that each operand first goes
 through a checker (:func:`checker`), and the child wraps the candidate's entry point so that every
 value it returns goes through the same checker.  Plain data (numbers, strings, bytes, None and the
-built-in containers of them, by exact type) passes untouched.  An instance of a class created once
-the candidate started (its own class) fails when that class defines behaviour of its own: any
-special method beyond construction and display.  Any other object must not claim to equal, or to
+built-in containers of them, by exact type) passes untouched.  An instance of a class written in
+Python once the candidate started (its own class) fails when that class defines behaviour of its
+own: any special method beyond construction and display.  Any other object must not claim to equal, or to
 be both below and above, probes it cannot have anticipated (a fresh object, a random integer, a
 random string), and what it holds is checked too.
 
@@ -20,6 +20,7 @@ import ast
 import collections
 import gc
 import os
+import weakref
 from collections.abc import Callable, Iterable, Mapping
 from decimal import Decimal
 from types import CodeType, MappingProxyType, MemberDescriptorType, ModuleType
@@ -87,12 +88,17 @@ def existing_classes() -> dict[int, type]:
     return found
 
 
-def checker(known: Mapping[int, type] | None = None) -> tuple[Callable[[object], object], Callable]:
+def checker(
+    known: Mapping[int, type] | None = None, trusted: Mapping[int, type] | None = None
+) -> tuple[Callable[[object], object], Callable]:
     """``(honest, guard)``: the value check for comparisons, and the wrapper for candidate callables.
 
     ``known`` are the classes that existed before the candidate ran (None: trust every class, for
-    use outside a sample).  Everything both closures need is bound here, before the candidate runs,
-    so that rebinding builtins or this module's attributes afterwards changes nothing.
+    use outside a sample); ``trusted`` the sample's trusted code's classes, filled in once it ran.
+    Everything both closures need is bound here, before the candidate runs, so that rebinding
+    builtins or this module's attributes afterwards changes nothing.  ``known`` is read once, into
+    a snapshot nothing can add to (the server makes the checks before forking, so children share
+    it); ``trusted`` should be reachable from no module.
     """
     kind_of, a_class, a_string, a_dict, ident, subclass, some = type, type, str, dict, id, issubclass, any
     get_attr, has_attr, is_callable, items_of = getattr, hasattr, callable, iter
@@ -100,20 +106,35 @@ def checker(known: Mapping[int, type] | None = None) -> tuple[Callable[[object],
     urandom, from_bytes, probe_class = os.urandom, int.from_bytes, _Probe
     fail, error, missing = AssertionError, Exception, AttributeError
     mro_of, dict_of, flags_of = (type.__dict__[name].__get__ for name in ("__mro__", "__dict__", "__flags__"))
-    scalars, plain, iterable, opaque, inert = _SCALARS, _PLAIN_SEQUENCES, _ITERABLE, _OPAQUE, _INERT
+    iterable, inert = _ITERABLE, _INERT
+    # By id: a set looks a class up with its metaclass's __hash__ and __eq__, which may lie.
+    scalars, plain, opaque = (frozenset(map(id, kinds)) for kinds in (_SCALARS, _PLAIN_SEQUENCES, _OPAQUE))
     referents, member, heap_type = gc.get_referents, MemberDescriptorType, _HEAP_TYPE
+    proxy, callable_proxy = weakref.ProxyType, weakref.CallableProxyType
     no_attributes = (type, ModuleType)
-    known_get = known.get if known is not None else None
+    known_ids = frozenset(known) if known is not None else None
+    trusted_get = (trusted if trusted is not None else {}).get
+
+    def made_before(cls: type, held: tuple[type, ...] = tuple(known.values()) if known else ()) -> bool:
+        """Whether ``cls`` existed before the sample (``held`` keeps their ids theirs) or trusted code
+        made it."""
+        key = ident(cls)
+        return known_ids is None or key in known_ids or trusted_get(key) is cls
+
+    def is_known(cls: type) -> bool:
+        """Whether ``cls`` is no class of the candidate's: made before it, or written in C (an
+        extension module's, such as numpy's scalars: a sample cannot write one)."""
+        return made_before(cls) or not flags_of(cls) & heap_type
 
     def own_behaviour(kind: type) -> str | None:
         """What the candidate's own classes in ``kind``'s lineage change: a special method, or anything
         at all over a trusted class written in Python (whose code reads its attributes)."""
-        if known_get is None:
+        if known_ids is None:
             return None
         lineage = mro_of(kind)
-        over_python = some(known_get(ident(cls)) is cls and flags_of(cls) & heap_type for cls in lineage)
+        over_python = some(flags_of(cls) & heap_type and is_known(cls) for cls in lineage)
         for cls in lineage:
-            if known_get(ident(cls)) is cls:
+            if is_known(cls):
                 continue
             for name in dict_of(cls):
                 if kind_of(name) is not a_string:
@@ -149,12 +170,14 @@ def checker(known: Mapping[int, type] | None = None) -> tuple[Callable[[object],
         while stack:
             item = stack.pop()
             kind = kind_of(item)
-            if kind in scalars:
+            if ident(kind) in scalars:
                 continue
             if seen.get(ident(item)) is item:
                 continue
             seen[ident(item)] = item
-            if kind in plain:
+            if kind is proxy or kind is callable_proxy:
+                return "a weak proxy (it forwards everything to an object the checks cannot see)"
+            if ident(kind) in plain:
                 stack.extend(item)
                 continue
             if kind is a_dict:
@@ -169,12 +192,17 @@ def checker(known: Mapping[int, type] | None = None) -> tuple[Callable[[object],
                 stack.extend(dict_values(item))
             elif subclass(kind, iterable):
                 stack.extend(items_of(item))
-            elif kind in opaque:
+            elif ident(kind) in opaque:
                 stack.extend(referents(item))
+            elif not made_before(kind) and has_attr(kind, "__len__"):  # a container new to the process
+                try:  # (numpy's arrays, which may hold objects): what it yields
+                    stack.extend(items_of(item))
+                except error:
+                    pass
             if not subclass(kind, no_attributes):  # what its attributes hold
                 attributes = get_attr(item, "__dict__", None)
-                if kind_of(attributes) is a_dict:
-                    stack.extend(dict_values(attributes))
+                if subclass(kind_of(attributes), a_dict):  # a dict subclass is checked like any value
+                    stack.append(attributes)
             if flags_of(kind) & heap_type and not subclass(kind, a_class):  # and its slots
                 for cls in mro_of(kind):
                     for slot in dict_of(cls).values():
@@ -195,8 +223,9 @@ def checker(known: Mapping[int, type] | None = None) -> tuple[Callable[[object],
         return value
 
     def guard(function: object) -> object:
-        """``function`` with every value it returns checked like a compared one (classes stay as they are)."""
-        if subclass(kind_of(function), a_class) or not is_callable(function):
+        """``function`` with every value it returns checked like a compared one (a class that is not the
+        candidate's stays as it is: the tests may construct it)."""
+        if not is_callable(function) or (subclass(kind_of(function), a_class) and is_known(function)):
             return function
 
         def candidate(*args: object, **kwargs: object) -> object:
