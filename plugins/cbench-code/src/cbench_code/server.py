@@ -144,17 +144,34 @@ def _private_filesystem(scratch: str) -> tuple[str, str | None]:
     so nothing is ever created on the host; the root is a directory on it, bind-mounted onto
     itself so that it alone stays writable when everything else is made read-only.  Each step is
     checked before the next: a read-only remount outside a private namespace would hit the host's
-    own mounts.
+    own mounts.  What samples may read that lives under ``scratch`` (a virtual environment in
+    ``/tmp``, as CI makes them) is bind-mounted back through the tmpfs, or it would vanish.
     """
     error = _unshare(_CLONE_NEWNS)
     if error is not None:
         return f"off: unshare(CLONE_NEWNS): {error}", None
     if _libc.mount(None, b"/", None, ctypes.c_ulong(_MS_REC | _MS_PRIVATE), None) != 0:
         return f"off: making / private: {os.strerror(ctypes.get_errno())}", None
+    # Held open from inside the new namespace (a bind mount cannot take its source from another).
+    under = os.path.realpath(scratch) + os.sep
+    keep = [(path, os.open(path, os.O_PATH)) for path in _read_paths() if path.startswith(under)]
+    try:
+        return _shadow_scratch(scratch, keep)
+    finally:
+        for _, fd in keep:
+            os.close(fd)
+
+
+def _shadow_scratch(scratch: str, keep: list[tuple[str, int]]) -> tuple[str, str | None]:
     options = f"mode=0711,size={_TMPFS_MB}m".encode()
     flags = ctypes.c_ulong(_MS_NOSUID | _MS_NODEV)
     if _libc.mount(b"cbench-code", scratch.encode(), b"tmpfs", flags, options) != 0:
         return f"off: tmpfs at {scratch}: {os.strerror(ctypes.get_errno())}", None
+    for path, fd in keep:
+        os.makedirs(path, exist_ok=True)
+        source = f"/proc/self/fd/{fd}".encode()
+        if _libc.mount(source, path.encode(), None, ctypes.c_ulong(_MS_BIND | _MS_REC), None) != 0:
+            return f"off: keeping {path} visible: {os.strerror(ctypes.get_errno())}", None
     root = tempfile.mkdtemp(prefix="cbench-code-", dir=scratch)
     if _libc.mount(root.encode(), root.encode(), None, ctypes.c_ulong(_MS_BIND), None) != 0:
         return f"off: bind mount: {os.strerror(ctypes.get_errno())}", root
