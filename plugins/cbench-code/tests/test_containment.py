@@ -343,6 +343,47 @@ def test_system_v_ipc_stays_in_the_sandbox(sandboxes, disable, outcome):
         assert key not in [int(line.split()[0]) for line in f.readlines()[1:]]
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        "os.memfd_create('x')",
+        "fcntl.flock(os.open('/usr/lib', os.O_RDONLY), fcntl.LOCK_EX)",
+        "fcntl.fcntl(3, fcntl.F_SETOWN, os.getppid())",
+        "fcntl.fcntl(3, 10, 9)",  # F_SETSIG
+        "fcntl.fcntl(os.open('/usr/lib/os-release', os.O_RDONLY), 1024, fcntl.F_RDLCK)",  # F_SETLEASE
+    ],
+)
+def test_memory_locks_and_io_signals_beyond_the_limits_are_refused(sandboxes, call):
+    code = f"""
+        import fcntl, os
+        def attack():
+            try:
+                {call}
+            except OSError as exc:
+                return exc.errno
+            return 0
+    """
+    result = attack(sandboxes(), code, "== 1")  # EPERM from the seccomp filter
+    assert result.passed, result
+
+
+def test_the_filter_still_allows_ordinary_fcntl_and_ioctl(sandboxes):
+    code = """
+        import fcntl, os, termios
+        def attack():
+            fd = os.open("inside.txt", os.O_CREAT | os.O_RDWR)
+            flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+            fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_NONBLOCK)
+            try:
+                fcntl.ioctl(fd, termios.FIONREAD, b"    ")
+            except OSError as exc:
+                return exc.errno
+            return fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_NONBLOCK != 0
+    """
+    result = attack(sandboxes(), code, "is True")
+    assert result.passed, result
+
+
 # -- new programs and processes ----------------------------------------------------------------
 
 SPAWNS = {

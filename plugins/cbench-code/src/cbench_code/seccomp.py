@@ -115,8 +115,25 @@ _X86_64 = {
     "msgsnd": 69,
     "msgrcv": 70,
     "msgctl": 71,
+    # Memory no RLIMIT_AS counts (a sample held 1.8 GB with a 1 GB cap), and locks a host process
+    # waiting on a library file would block behind until the deadline.
+    "memfd_create": 319,
+    "memfd_secret": 447,
+    "flock": 73,
+    "quotactl_fd": 443,
+    "open_tree_attr": 467,
 }
 _CLONE, _CLONE3 = 56, 435
+
+# Calls refused for some values of one argument: (number, argument, refused values).  Asking the
+# kernel to signal a process on I/O (F_SETOWN and kin) reaches any process of the same uid, so
+# the sandbox's signal rules would not hold; a lease blocks other processes opening the file.
+_F_SETOWN, _F_SETSIG, _F_SETOWN_EX, _F_SETLEASE = 8, 10, 15, 1024
+_FIOSETOWN, _SIOCSPGRP = 0x8901, 0x8902
+_ARG_RULES = (
+    (72, 1, (_F_SETOWN, _F_SETSIG, _F_SETOWN_EX, _F_SETLEASE)),  # fcntl(fd, cmd, ...)
+    (16, 1, (_FIOSETOWN, _SIOCSPGRP)),  # ioctl(fd, request, ...)
+)
 
 # Calls that name a process, allowed only on the caller itself.  Each group of calls has the checks
 # that must all hold: (argument, the values it may have), where _OWN stands for the caller's pid
@@ -199,6 +216,10 @@ def _fixed_part() -> bytes:
     ]
     for nr in sorted(set(_X86_64.values())):
         prog += [_insn(_JEQ_K, nr, jf=1), _insn(_RET_K, deny)]
+    for nr, arg, refused in _ARG_RULES:  # each block ends in a return: nr stays loaded past it
+        prog += [_insn(_JEQ_K, nr, jf=len(refused) + 3), _insn(_LD_W_ABS, _arg_low(arg))]
+        prog += [_insn(_JEQ_K, value, jt=len(refused) - i) for i, value in enumerate(refused)]
+        prog += [_insn(_RET_K, _RET_ALLOW), _insn(_RET_K, deny)]
     # clone3 hides its flags behind a pointer: ENOSYS makes the C library fall back to clone.
     prog += [_insn(_JEQ_K, _CLONE3, jf=1), _insn(_RET_K, _RET_ERRNO | errno.ENOSYS)]
     # clone: only threads.  The nr stays loaded until a branch below reloads the accumulator.
