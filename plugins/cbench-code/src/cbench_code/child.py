@@ -120,19 +120,19 @@ _Spares = tuple[dict[str, object], dict[str, object], tuple[Callable, Callable],
 _spares: list[_Spares] = []
 
 
-def _make(known: dict[int, type]) -> _Spares:
+def _make() -> _Spares:
     trusted: dict[int, type] = {}  # the checks' only way in: reachable from no module
-    return builtins.__dict__.copy(), builtins.__dict__.copy(), checker(known, trusted), trusted
+    return builtins.__dict__.copy(), builtins.__dict__.copy(), checker(known_classes(), trusted), trusted
 
 
 def make_spares() -> None:
     """Called by the server before it forks (each child then gets them without making them)."""
-    _spares[:] = [_make(known_classes())]
+    _spares[:] = [_make()]
 
 
-def _take_spares(known: dict[int, type]) -> _Spares:
+def _take_spares() -> _Spares:
     """The server's spares, unreachable from this module afterwards; made here when there are none."""
-    return _spares.pop() if _spares else _make(known)
+    return _spares.pop() if _spares else _make()
 
 
 @functools.lru_cache(maxsize=1)
@@ -224,20 +224,20 @@ def _run_trusted(
     return {key: value for key, value in module.__dict__.items() if key not in own and key[:2] != "__"}
 
 
-def run(text: str, tests: CodeType, known: dict[int, type]) -> None:
+def run(text: str, tests: CodeType, spares: _Spares) -> None:
     """Run the trusted code, the program and its tests in the confined process; report through fd 3.
 
-    ``known`` are the classes that existed before the sample (:func:`integrity.existing_classes`).
-    Everything used once the candidate's code has run is bound here first, as locals: the candidate
-    may rebind builtins (``builtins.exec``) or this package's module attributes, not these.
+    ``spares`` are :func:`_take_spares`'s.  Everything used once the candidate's code has run is
+    bound here first, as locals: the candidate may rebind builtins (``builtins.exec``) or this
+    package's module attributes, not these.
     """
     write, read, exit_now, clock = os.write, os.read, os._exit, time.perf_counter
     run_code, is_class, helper = exec, isinstance, HELPER
     started = clock()
     try:
         trusted_code, own, program = unframe(text)
-        # Builtins as they were before the candidate, and the checks, bound to ``known``.
-        trusted_builtins, test_builtins, (honest, guard), trusted_classes = _take_spares(known)
+        # Builtins as they were before the candidate, and the checks.
+        trusted_builtins, test_builtins, (honest, guard), trusted_classes = spares
         module = types.ModuleType("__cbench_candidate__")  # a real module: dataclasses, pickle look it up
         trusted = _run_trusted(trusted_code, module.__name__, own, trusted_classes, trusted_builtins)
         classes = {key: value for key, value in trusted.items() if is_class(value, type)}
@@ -292,9 +292,9 @@ def sample(conf: Confinement, workdir: str, result_w: int, token_r: int, job_r: 
     _place_fds(devnull, result_w, token_r, job_r)
     try:
         _lock_down(conf, workdir)
-        known = known_classes()  # before the sample arrives: its clock has not started
+        spares = _take_spares()  # before the sample arrives: its clock has not started
         program, tests = _receive(conf)
     except BaseException as exc:  # noqa: BLE001
         os.write(RESULT_FD, b"ERROR sandbox setup: " + _describe(exc) + b"\n")
         os._exit(2)
-    run(program, tests, known)
+    run(program, tests, spares)
