@@ -42,7 +42,7 @@ def test_rows_run_in_other_processes_match_local_rows():
     local = evaluate(None, data, progress=False, host=host)
     remote = evaluate(None, data, progress=False, host=host, executor=ProcessExecutor())
     assert [r.scores for r in remote.rows] == [r.scores for r in local.rows]
-    assert remote.summary["groups"] == local.summary["groups"]
+    assert remote.summary.groups == local.summary.groups
 
 
 def test_result_rows_pickle_round_trip():

@@ -60,7 +60,7 @@ def test_a_run_reports_metrics_per_group_and_turns_infinity_into_null():
     result = evaluate(
         None, data, metrics=[PassRate("f1"), CostOfPass("f1")], progress=False, host=isolated_host()
     )
-    groups = {g["dataset"]: g["metrics"] for g in result.summary["groups"]}
+    groups = {g.dataset: g.metrics for g in result.summary.groups}
     assert groups["a"]["pass_rate_f1"] == {"rate": 1.0, "passed": 1.0}
     assert groups["b"]["pass_rate_f1"] == {"rate": 0.0, "passed": 0.0}
     assert groups["b"]["cost_of_pass"]["cost_of_pass"] is None

@@ -1,4 +1,5 @@
-"""The SQuAD-style normalizer and the token-overlap scores of context_bench.metrics.quality."""
+"""The SQuAD-style normalizer of context_bench.text and the token-overlap scores of
+context_bench.metrics.quality."""
 
 from __future__ import annotations
 
@@ -10,16 +11,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from context_bench.metrics.quality import (
-    as_text,
-    contains,
-    exact_match,
-    f1_score,
-    match_scores,
-    normalize_answer,
-    normalize_tokens,
-    recall_score,
-)
+from context_bench.metrics.quality import contains, exact_match, f1_score, match_scores, recall_score
+from context_bench.text import as_text, normalize_answer, normalize_tokens
 
 
 # The SQuAD v1.1 evaluation algorithm, written from its description, as the oracle for ASCII text.

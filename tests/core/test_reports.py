@@ -9,6 +9,14 @@ from html.parser import HTMLParser
 import pytest
 
 from context_bench import EvalResult, EvalRow, RowError, UsageError
+from context_bench.records import (
+    BreakdownPart,
+    ErrorCounts,
+    EvaluatorFailures,
+    GroupSummary,
+    Summary,
+    SystemSummary,
+)
 from context_bench.reports import FORMATS, render
 from context_bench.reports.sections import figure, score
 
@@ -19,16 +27,7 @@ WIDE_FIELDS = tuple(f"criterion_{n:02d}_score" for n in range(12))
 
 
 def _group(system, dataset, rows, scores, **extra):
-    return {
-        "system": system,
-        "dataset": dataset,
-        "rows": rows,
-        "errors": extra.get("errors", 0),
-        "scores": scores,
-        "metrics": extra.get("metrics", {}),
-        "failures": extra.get("failures", {}),
-        "breakdown": extra.get("breakdown", {}),
-    }
+    return GroupSummary(system, dataset, rows, scores=scores, **extra)
 
 
 @pytest.fixture
@@ -81,8 +80,8 @@ def result():
             response="line one\nline two " + "x" * 300,
         ),
     ]
-    summary = {
-        "groups": [
+    summary = Summary(
+        groups=[
             _group(
                 "proxy|v2",
                 "squad",
@@ -91,8 +90,8 @@ def result():
                 metrics={"latency": {"mean": 0.5, "p50": 0.5, "p95": 0.725}},
                 breakdown={
                     "qa_type": {
-                        "multi-hop": {"rows": 1, "scores": {"f1": 1.0, "exact_match": 1.0}},
-                        "single-hop": {"rows": 1, "scores": {"f1": 0.5, "exact_match": 0.0}},
+                        "multi-hop": BreakdownPart(1, {"f1": 1.0, "exact_match": 1.0}),
+                        "single-hop": BreakdownPart(1, {"f1": 0.5, "exact_match": 0.0}),
                     }
                 },
             ),
@@ -107,12 +106,12 @@ def result():
             ),
             _group("proxy|v2", "rubric", 1, dict.fromkeys(WIDE_FIELDS, 0.25), metrics={"latency": {}}),
         ],
-        "systems": {"proxy|v2": {"rows": 5, "errors": 1, "scores": {"f1": 0.75, "mc_accuracy": 1.0}}},
-        "errors": {"total": 1, "by_system": {"proxy|v2": 1}, "by_evaluator": {}},
-        "failures": {"judge": {"count": 1, "rows": 4, "rate": 0.25, "kinds": {"timeout": 1}}},
-        "usage": {"judge": {"input_tokens": 1500.0, "output_tokens": 42.0}},
-        "warnings": ["judge failed on 1 of 4 rows (25.0%: timeout 1)"],
-    }
+        systems={"proxy|v2": SystemSummary(rows=5, errors=1, scores={"f1": 0.75, "mc_accuracy": 1.0})},
+        errors=ErrorCounts(total=1, by_system={"proxy|v2": 1}, by_evaluator={}),
+        failures={"judge": EvaluatorFailures(count=1, rows=4, rate=0.25, kinds={"timeout": 1})},
+        usage={"judge": {"input_tokens": 1500.0, "output_tokens": 42.0}},
+        warnings=["judge failed on 1 of 4 rows (25.0%: timeout 1)"],
+    )
     return EvalResult(rows=rows, summary=summary)
 
 
@@ -132,7 +131,7 @@ def test_unknown_format_names_the_valid_ones(result):
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_every_format_renders_an_empty_result(fmt):
-    text = render(EvalResult(rows=[], summary={}), fmt)
+    text = render(EvalResult(rows=[]), fmt)
     assert isinstance(text, str)
     if fmt == "jsonl":
         assert text == ""
@@ -198,7 +197,7 @@ def test_table_shows_metrics_breakdown_failures_usage_and_warnings(result):
 def test_table_cuts_long_names_and_flattens_newlines():
     long_name = "/data/" + "nested/" * 10 + "questions.jsonl"
     rows = [EvalRow("sys\nname", long_name, "1", scores={"f1": 1.0})]
-    summary = {"groups": [_group("sys\nname", long_name, 1, {"f1": 1.0})]}
+    summary = Summary(groups=[_group("sys\nname", long_name, 1, {"f1": 1.0})])
     lines = _section(render(EvalResult(rows=rows, summary=summary), "table"), "Scores")
     assert lines[2].startswith("sys name  " + long_name[:39] + "…")
 
@@ -208,9 +207,9 @@ def test_report_summarizes_rows_when_the_result_has_no_summary(result):
 
     def summarize(rows):
         calls.append(len(rows))
-        return {"groups": [_group("s", "d", len(rows), {"f1": 0.125})]}
+        return Summary(groups=[_group("s", "d", len(rows), {"f1": 0.125})])
 
-    text = render(EvalResult(rows=result.rows, summary={}, summarize=summarize), "table")
+    text = render(EvalResult(rows=result.rows, summarize=summarize), "table")
     assert calls == [5]
     assert _section(text, "Scores")[2].split() == ["s", "d", "5", "0", "0.125"]
 
@@ -236,7 +235,7 @@ def test_markdown_tables_are_well_formed(result):
 def test_markdown_escapes_html():
     rows = [EvalRow("s", SCRIPT_ID, "1", scores={"f1": 1.0})]
     text = render(
-        EvalResult(rows=rows, summary={"groups": [_group("s", SCRIPT_ID, 1, {"f1": 1.0})]}), "markdown"
+        EvalResult(rows=rows, summary=Summary(groups=[_group("s", SCRIPT_ID, 1, {"f1": 1.0})])), "markdown"
     )
     assert "<script>" not in text and "\\<script\\>" in text
 
@@ -248,7 +247,7 @@ def test_json_is_the_whole_result(result):
     text = render(result, "json")
     assert text == result.to_json() + "\n"
     data = json.loads(text)
-    assert data["summary"] == json.loads(json.dumps(result.summary))
+    assert data["summary"] == json.loads(json.dumps(result.summary.to_dict()))
     assert [r["example_id"] for r in data["rows"]] == [SCRIPT_ID, "q2", "m1", "m2", "r1"]
 
 
@@ -335,7 +334,7 @@ def test_html_has_summary_and_row_tables(result):
 
 def test_html_renders_rows_without_a_summary():
     rows = [EvalRow("s", "d", "only", scores={"f1": 0.5})]
-    page = _parse(render(EvalResult(rows=rows, summary={}), "html"))
+    page = _parse(render(EvalResult(rows=rows), "html"))
     assert "only" in page.text and "0.500" in page.text
 
 

@@ -181,7 +181,7 @@ def test_a_failing_cache_write_warns_once_and_every_row_is_still_reported(tmp_pa
     calls: list[str] = []
     result = _scoring_run(tmp_path, calls)
     assert len(calls) == 6 and all(r.scores == {"seen": 1.0} and not r.errors for r in result.rows)
-    [warning] = [w for w in result.summary["warnings"] if "caching stopped" in w]
+    [warning] = [w for w in result.summary.warnings if "caching stopped" in w]
     assert "No space left on device" in warning
 
     monkeypatch.undo()

@@ -9,7 +9,7 @@ import threading
 
 import pytest
 
-from context_bench import Scores, evaluate
+from context_bench import EvalResult, Scores, evaluate
 from context_bench.loopback import LoopbackServer, Reply, last_user_message
 from context_bench.systems import OpenAIProxy
 from context_bench.testing import isolated_host
@@ -87,7 +87,7 @@ def test_failing_rows_are_recorded_and_the_run_goes_on():
     assert failed[0].errors[0].stage == "system" and "HTTP 400" in failed[0].errors[0].message
     ok = [r for r in result.rows if not r.errors]
     assert len(ok) == 6 and all(r.scores["exact_match"] == 1.0 for r in ok)
-    assert result.summary["errors"]["by_system"] == {"proxy": 2}
+    assert result.summary.errors.by_system == {"proxy": 2}
     assert ok[0].input_tokens == 10.0 and ok[0].output_tokens == 2.0
 
 
@@ -167,7 +167,7 @@ def test_evaluator_errors_are_isolated_per_evaluator():
     broken = result.rows[2]
     assert broken.scores == {"length": 1.0}
     assert broken.errors[0].source == "explodes" and "cannot score q2" in broken.errors[0].message
-    assert result.summary["errors"]["by_evaluator"] == {"explodes": 1}
+    assert result.summary.errors.by_evaluator == {"explodes": 1}
 
 
 def test_async_evaluators_are_awaited_concurrently():
@@ -200,10 +200,10 @@ def test_soft_failures_are_counted_and_warned():
         progress=False,
         host=isolated_host(),
     )
-    failures = result.summary["failures"]["flaky_judge"]
-    assert failures["count"] == 2 and failures["kinds"] == {"call_error": 2} and failures["rate"] == 0.2
-    assert any("flaky_judge failed on 2 of 10 rows" in w for w in result.summary["warnings"])
-    assert result.summary["usage"]["flaky_judge"] == {"input_tokens": 40.0, "output_tokens": 8.0}
+    failures = result.summary.failures["flaky_judge"]
+    assert failures.count == 2 and failures.kinds == {"call_error": 2} and failures.rate == 0.2
+    assert any("flaky_judge failed on 2 of 10 rows" in w for w in result.summary.warnings)
+    assert result.summary.usage["flaky_judge"] == {"input_tokens": 40.0, "output_tokens": 8.0}
     assert result.rows[0].failures == {"flaky_judge": "call_error: HTTP 503"}
 
 
@@ -233,7 +233,7 @@ def test_mixed_run_wires_each_dataset_to_its_own_evaluators():
     assert set(by_id["a"]) == {"f1", "exact_match", "recall", "contains"}
     assert set(by_id["b"]) == {"mc_accuracy"}
     assert set(by_id["c"]) == {"nli_accuracy", "f1", "exact_match", "recall", "contains"}
-    fields = {g["dataset"]: set(g["scores"]) for g in result.summary["groups"]}
+    fields = {g.dataset: set(g.scores) for g in result.summary.groups}
     assert fields["mmlu"] == {"mc_accuracy"}
 
 
@@ -252,7 +252,7 @@ def test_add_remove_replace_the_auto_wired_set():
 def test_missing_plugin_gives_a_one_line_hint_not_a_crash():
     data = [{"id": "g1", "dataset": "gsm8k", "answer": "18", "response": "#### 18"}]
     result = evaluate(None, data, progress=False, host=isolated_host())
-    assert "install cbench-math to score gsm8k with MathEquivalence" in result.summary["warnings"]
+    assert "install cbench-math to score gsm8k with MathEquivalence" in result.summary.warnings
     assert "f1" in result.rows[0].scores and "math_equiv" not in result.rows[0].scores
 
 
@@ -264,9 +264,32 @@ def test_result_filter_and_json():
     result = evaluate(None, data, progress=False, host=isolated_host())
     only = result.filter(dataset="two")
     assert [r.example_id for r in only.rows] == ["b"]
-    assert [g["dataset"] for g in only.summary["groups"]] == ["two"]
+    assert [g.dataset for g in only.summary.groups] == ["two"]
     decoded = json.loads(result.to_json())
     assert decoded["rows"][0]["scores"]["f1"] == 1.0 and "fresh" not in decoded["rows"][0]
+
+
+def test_merged_results_renumber_rows_and_keep_every_run_s_notices():
+    host = isolated_host()
+    gsm8k = [{"id": g, "dataset": "gsm8k", "answer": "1", "response": "1"} for g in ("g1", "g2")]
+    runs = [
+        evaluate(None, gsm8k, progress=False, host=host),
+        evaluate(None, [{"id": "a", "answer": "x", "response": "x"}], progress=False, host=host),
+        evaluate(None, gsm8k, progress=False, host=host),
+    ]
+    assert EvalResult.merge(runs[1:2]) is runs[1]
+    merged = EvalResult.merge(runs)
+    assert [(r.dataset, r.index) for r in merged.rows] == [
+        ("gsm8k", 0),
+        ("gsm8k", 1),
+        ("dataset", 2),
+        ("gsm8k", 3),
+        ("gsm8k", 4),
+    ]
+    assert merged.summary.warnings == ["install cbench-math to score gsm8k with MathEquivalence"]
+    assert [g.rows for g in merged.summary.groups] == [4, 1]
+    assert all(merged.summarize is not run.summarize for run in runs)  # a copy: no run changes
+    assert merged.filter(dataset="dataset").summary.warnings == merged.summary.warnings
 
 
 def test_systems_and_tasks_are_picklable_for_other_executors():
@@ -337,11 +360,11 @@ def test_weighted_fields_average_over_items_not_rows(tmp_path):
     first = evaluate(
         None, data, evaluators=[Fraction()], cache_dir=tmp_path, progress=False, host=isolated_host()
     )
-    assert first.summary["groups"][0]["scores"]["share"] == 0.75
+    assert first.summary.groups[0].scores["share"] == 0.75
     cached = evaluate(
         None, data, evaluators=[Fraction()], cache_dir=tmp_path, progress=False, host=isolated_host()
     )
-    assert cached.summary["groups"][0]["scores"]["share"] == 0.75
+    assert cached.summary.groups[0].scores["share"] == 0.75
     assert cached.rows[0].weights == {"share": 3.0}
 
 

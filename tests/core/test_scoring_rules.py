@@ -7,6 +7,7 @@ import json
 import pytest
 
 from context_bench import Scores, evaluate
+from context_bench.records import EvaluatorFailures
 from context_bench.testing import isolated_host
 
 
@@ -61,8 +62,8 @@ def test_a_score_that_is_not_finite_is_an_error_of_that_evaluator_on_that_row():
         assert (error.source, error.type) == ("unbounded", "ValueError")
         assert f"score field 'v' is {float(key)!r}" in error.message
     assert by_id["a"].scores == {"v": 0.5, "length": 2.0} and not by_id["a"].errors
-    assert result.summary["groups"][0]["scores"] == {"v": 0.5, "length": 2.0}
-    assert result.summary["errors"]["by_evaluator"] == {"unbounded": 3}
+    assert result.summary.groups[0].scores == {"v": 0.5, "length": 2.0}
+    assert result.summary.errors.by_evaluator == {"unbounded": 3}
     parsed = _strict_json(result.to_json())
     assert len(parsed["rows"]) == 5
 
@@ -84,12 +85,12 @@ def test_soft_failure_rate_is_over_the_rows_the_evaluator_scored(tmp_path, cache
     if cached:  # the second run takes the judge's verdicts from the cache; failed rows run again
         _run(rows, [Length(), SometimesJudge()], **options)
     result = _run(rows, [Length(), SometimesJudge()], **options)
-    assert result.summary["failures"] == {
-        "judge": {"count": 2, "rows": 5, "rate": 0.4, "kinds": {"call_error": 2}}
+    assert result.summary.failures == {
+        "judge": EvaluatorFailures(count=2, rows=5, rate=0.4, kinds={"call_error": 2})
     }
-    assert any(w.startswith("judge failed on 2 of 5 rows (40.0%") for w in result.summary["warnings"])
+    assert any(w.startswith("judge failed on 2 of 5 rows (40.0%") for w in result.summary.warnings)
     assert [row.meta["scored_by"] for row in result.rows[4:6]] == [["length", "judge"], ["length"]]
-    assert result.summary["groups"][0]["failures"] == {"judge": 2}
+    assert result.summary.groups[0].failures == {"judge": 2}
 
 
 def test_a_field_whose_rows_all_weigh_nothing_has_no_mean_and_the_json_stays_valid():
@@ -102,5 +103,5 @@ def test_a_field_whose_rows_all_weigh_nothing_has_no_mean_and_the_json_stays_val
     result = evaluate(
         None, [{"id": "1", "response": "x"}], evaluators=[Weightless()], progress=False, host=isolated_host()
     )
-    assert result.summary["systems"]["responses"]["scores"] == {"v": None}
+    assert result.summary.systems["responses"].scores == {"v": None}
     _strict_json(result.to_json())

@@ -58,8 +58,8 @@ def test_an_early_fact_recalled_correctly_is_not_a_false_memory(world):
     assert born.scores["false_memory"] == 0.0 and born.scores["memory_judge"] == 1.0
     assert university.scores["false_memory"] == 1.0 and university.scores["memory_judge"] == 0.0
     assert not born.failures and not university.failures
-    breakdown = result.summary["groups"][0]["breakdown"]["qa_type"]
-    assert breakdown["adversarial"]["scores"]["false_memory"] == 1.0
+    breakdown = result.summary.groups[0].breakdown["qa_type"]
+    assert breakdown["adversarial"].scores["false_memory"] == 1.0
 
 
 def conversation_context(result, world):

@@ -86,10 +86,10 @@ def test_every_qa_pair_is_a_row_with_its_answer_meta_and_breakdown():
     assert row.input_tokens == 7 and row.output_tokens == 1 and row.latency is not None
     assert row.meta["conversation_id"] == "c1" and row.meta["qa_type"] == "single-hop"
     assert row.meta["ingest_latency"] >= 0 and row.meta["context_tokens"] == 5
-    (group,) = result.summary["groups"]
-    assert group["breakdown"]["qa_type"]["temporal"]["rows"] == 2
-    assert group["breakdown"]["qa_type"]["single-hop"]["scores"]["f1"] == 1.0
-    assert group["metrics"]["memory"]["conversations"] == 2.0
+    (group,) = result.summary.groups
+    assert group.breakdown["qa_type"]["temporal"].rows == 2
+    assert group.breakdown["qa_type"]["single-hop"].scores["f1"] == 1.0
+    assert group.metrics["memory"]["conversations"] == 2.0
 
 
 def test_an_instance_serves_one_conversation_at_a_time_questions_in_order():
@@ -140,7 +140,7 @@ def test_an_ingest_failure_costs_its_conversation_only():
     assert error.stage == "system" and error.type == IngestFailed.__name__
     assert error.message == "conversation 'c1': ConnectionError: memory store is down"
     assert all(r.scores["exact_match"] == 1.0 for r in result.rows if not r.errors)
-    assert result.summary["errors"]["by_system"] == {"notebook": 3}
+    assert result.summary.errors.by_system == {"notebook": 3}
 
 
 def test_a_query_failure_costs_its_row_only_and_the_conversation_goes_on():
@@ -224,7 +224,7 @@ def test_a_cache_that_cannot_be_written_costs_no_answer_and_is_reported(tmp_path
     )
     assert len(stores) >= 6  # the answer pass tried every answer
     assert [r.response for r in result.rows] == [str(c) for c in range(2) for _ in range(3)]
-    assert result.summary["warnings"].count("caching stopped: cannot write: No space left on device") == 1
+    assert result.summary.warnings.count("caching stopped: cannot write: No space left on device") == 1
 
 
 def test_an_interrupted_run_resumes_without_loss(tmp_path):
@@ -272,14 +272,14 @@ def test_public_fixtures_run_end_to_end_with_the_bm25_baseline(world, fixtures):
     by_id = {r.example_id: r for r in result.rows}
     assert by_id["conv-a/0"].response == "Biscuit" and by_id["conv-a/0"].meta["qa_type"] == "single-hop"
     assert by_id["e47becba_abs"].meta["qa_type"] == "abstention"
-    groups = {g["dataset"]: g for g in result.summary["groups"]}
-    assert set(groups["locomo"]["breakdown"]["qa_type"]) == {
+    groups = {g.dataset: g for g in result.summary.groups}
+    assert set(groups["locomo"].breakdown["qa_type"]) == {
         "single-hop",
         "temporal",
         "multi-hop",
         "adversarial",
     }
-    assert groups["longmemeval"]["metrics"]["memory"]["conversations"] == 3.0
+    assert groups["longmemeval"].metrics["memory"]["conversations"] == 3.0
 
 
 def test_a_system_without_the_protocol_is_refused():

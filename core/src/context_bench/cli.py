@@ -231,7 +231,7 @@ def _emit(result: Any, args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     if args.out or args.output in ("json", "jsonl"):  # the table and Markdown show warnings themselves
-        for warning in result.summary.get("warnings", []):
+        for warning in result.summary.warnings if result.summary else ():
             print(f"context-bench: warning: {warning}", file=sys.stderr)
     if result.rows and all(row.errors for row in result.rows):
         print(f"context-bench: error: none of the {len(result.rows)} rows could be scored", file=sys.stderr)

@@ -1,10 +1,12 @@
-"""The records a run produces: one EvalRow per (system, example), gathered in an EvalResult."""
+"""The records a run produces: one EvalRow per (system, example), gathered in an EvalResult with
+the Summary of its rows."""
 
 from __future__ import annotations
 
+import copy
 import json
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import attrs
 
@@ -81,15 +83,114 @@ class EvalRow:
         return cls(**data)
 
 
+#: A score field's mean over a set of rows; None when all of them weigh 0 (JSON has no NaN).
+Means = dict[str, float | None]
+
+
+@attrs.frozen
+class BreakdownPart:
+    """The rows of a group whose ``meta`` has one value of a breakdown key, and their means."""
+
+    rows: int
+    scores: Means = attrs.Factory(dict)
+
+
+@attrs.frozen
+class GroupSummary:
+    """One (system, data set): its rows, the means of every score field, each metric's figures,
+    soft failures per evaluator, and the breakdowns asked for (key -> value -> part)."""
+
+    system: str
+    dataset: str
+    rows: int = 0
+    errors: int = 0
+    scores: Means = attrs.Factory(dict)
+    metrics: dict[str, dict[str, Any]] = attrs.Factory(dict)
+    failures: dict[str, int] = attrs.Factory(dict)
+    breakdown: dict[str, dict[str, BreakdownPart]] = attrs.Factory(dict)
+
+
+@attrs.frozen
+class SystemSummary:
+    """One system over every data set it ran."""
+
+    rows: int = 0
+    errors: int = 0
+    scores: Means = attrs.Factory(dict)
+
+
+@attrs.frozen
+class ErrorCounts:
+    """Errors of a run: how many, on how many rows, and by system, evaluator and stage."""
+
+    total: int = 0
+    rows: int = 0
+    by_system: dict[str, int] = attrs.Factory(dict)
+    by_evaluator: dict[str, int] = attrs.Factory(dict)
+    by_stage: dict[str, int] = attrs.Factory(dict)
+
+
+@attrs.frozen
+class EvaluatorFailures:
+    """An evaluator's soft failures: how many, of the rows it scored, their share, and by kind."""
+
+    count: int
+    rows: int
+    rate: float
+    kinds: dict[str, int] = attrs.Factory(dict)
+
+
+@attrs.frozen
+class Summary:
+    """What a run's rows add up to; reports read it by attribute, ``to_dict`` is its JSON form."""
+
+    groups: list[GroupSummary] = attrs.Factory(list)
+    systems: dict[str, SystemSummary] = attrs.Factory(dict)
+    errors: ErrorCounts = attrs.Factory(ErrorCounts)
+    failures: dict[str, EvaluatorFailures] = attrs.Factory(dict)
+    #: Token usage per evaluator (``input_tokens``, ``output_tokens``), summed over the rows.
+    usage: dict[str, dict[str, float]] = attrs.Factory(dict)
+    warnings: list[str] = attrs.Factory(list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dicts and lists, keys in field order: the ``summary`` of the JSON report."""
+        return attrs.asdict(self)
+
+
+class Summarize(Protocol):
+    """What summarizes a result's rows (the runner's ``Summarizer``), kept so ``filter`` and
+    ``merge`` can summarize again; ``notices`` are the run's warnings that no row shows."""
+
+    notices: list[str]
+
+    def __call__(self, rows: Sequence[EvalRow], /) -> Summary: ...
+
+
 @attrs.define
 class EvalResult:
-    """All rows of a run, in a deterministic order (system, data set, example), and their summary."""
+    """All rows of a run, in a deterministic order (system, data set, example), and their summary
+    (None for a result built without one)."""
 
     rows: list[EvalRow]
-    summary: dict[str, Any] = attrs.Factory(dict)
-    summarize: Callable[[Sequence[EvalRow]], dict[str, Any]] | None = attrs.field(
-        default=None, repr=False, eq=False
-    )
+    summary: Summary | None = None
+    summarize: Summarize | None = attrs.field(default=None, repr=False, eq=False)
+
+    @classmethod
+    def merge(cls, results: Sequence[EvalResult]) -> EvalResult:
+        """One result of several runs (one per system): their rows in order, renumbered in place,
+        summarized afresh with every run's notices kept."""
+        if len(results) == 1:
+            return results[0]
+        rows = [row for result in results for row in result.rows]
+        for index, row in enumerate(rows):
+            row.index = index
+        summarize = copy.copy(results[0].summarize)
+        if summarize is None:
+            return cls(rows=rows)
+        summarize.notices = list(
+            dict.fromkeys(n for r in results if r.summarize is not None for n in r.summarize.notices)
+        )
+        return cls(rows=rows, summary=summarize(rows), summarize=summarize)
 
     def filter(self, system: str | None = None, dataset: str | None = None) -> EvalResult:
         rows = [
@@ -97,11 +198,11 @@ class EvalResult:
             for r in self.rows
             if (system is None or r.system == system) and (dataset is None or r.dataset == dataset)
         ]
-        summary = self.summarize(rows) if self.summarize else {}
+        summary = self.summarize(rows) if self.summarize else None
         return EvalResult(rows=rows, summary=summary, summarize=self.summarize)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"summary": self.summary, "rows": [r.to_dict() for r in self.rows]}
+        return {"summary": self._summary_dict(), "rows": [r.to_dict() for r in self.rows]}
 
     def to_json(self) -> str:
         """The whole result as JSON: the summary indented, then one row per line.
@@ -109,13 +210,16 @@ class EvalResult:
         Rows are encoded compactly (the C encoder) so a 100,000-row result writes in a second.
         """
         encode = json.JSONEncoder(ensure_ascii=False, default=jsonable).encode
-        summary = json.dumps(self.summary, indent=2, ensure_ascii=False, default=jsonable)
+        summary = json.dumps(self._summary_dict(), indent=2, ensure_ascii=False, default=jsonable)
         rows = ",\n".join(encode(row.to_dict()) for row in self.rows)
         return (
             f'{{"summary": {summary},\n"rows": [\n{rows}\n]}}'
             if rows
             else f'{{"summary": {summary}, "rows": []}}'
         )
+
+    def _summary_dict(self) -> dict[str, Any]:
+        return self.summary.to_dict() if self.summary is not None else {}
 
     @property
     def systems(self) -> list[str]:

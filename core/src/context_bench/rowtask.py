@@ -1,5 +1,8 @@
 """One unit of work: an example, the system that processes it and the evaluators that score it.
 
+The names follow the protocols: the system's ``process`` gets the ``original`` example, and each
+evaluator's ``score(original, processed)`` gets it with the system's output, ``processed``.
+
 A RowTask is plain data (picklable), and :func:`row_steps` depends on nothing but the task, so an
 executor may run it in this process, in a worker thread, or on another machine.
 """
@@ -34,7 +37,7 @@ class RowTask:
     system: Any
     dataset: str
     example_id: str
-    example: Any
+    original: Any
     evaluators: list[Any] = attrs.Factory(list)
     evaluator_keys: list[str] = attrs.Factory(list)
     error: RowError | None = None
@@ -65,37 +68,37 @@ def row_steps(task: RowTask) -> Steps:
         return row
     cached = task.cached
     if cached is not None and cached.output is not None:
-        output = cached.output
+        processed = cached.output
     else:
         start = time.perf_counter()
         try:
-            output = yield (task.system, "process", (task.example,))
+            processed = yield (task.system, "process", (task.original,))
         except Exception as exc:  # noqa: BLE001 - isolation
             row.errors.append(RowError.from_exception("system", system_name, exc))
             return row
         elapsed = time.perf_counter() - start
-        if type(output) is not dict or "response" not in output:
+        if type(processed) is not dict or "response" not in processed:
             row.errors.append(
                 RowError(
                     "system",
                     system_name,
                     "TypeError",
-                    f"process() returned {type(output).__name__} without a 'response' key",
+                    f"process() returned {type(processed).__name__} without a 'response' key",
                 )
             )
             return row
-        if "latency" not in output:  # a system may report its own (None: not measurable)
-            output = {**output, "latency": elapsed}
+        if "latency" not in processed:  # a system may report its own (None: not measurable)
+            processed = {**processed, "latency": elapsed}
         if task.record:
-            row.fresh["output"] = output
-    _fill_output(row, output)
+            row.fresh["output"] = processed
+    _fill_output(row, processed)
     for evaluator, key in zip(task.evaluators, task.evaluator_keys, strict=False):
         hit = cached.scores.get(key) if cached is not None else None
         try:
             if hit is not None:
                 scores = Scores(hit["scores"], usage=hit.get("usage"), weights=hit.get("weights"))
             else:
-                scores = yield (evaluator, "score", (task.example, output))
+                scores = yield (evaluator, "score", (task.original, processed))
             _merge(row, evaluator, scores, key, record=task.record and hit is None)
         except Exception as exc:  # noqa: BLE001 - one evaluator's failure leaves the others running
             row.errors.append(RowError.from_exception("evaluator", _name(evaluator), exc))
@@ -139,18 +142,18 @@ def _name(evaluator: Any) -> str:
     return getattr(evaluator, "name", type(evaluator).__name__)
 
 
-def _fill_output(row: EvalRow, output: dict[str, Any]) -> None:
-    response = output.get("response")
+def _fill_output(row: EvalRow, processed: dict[str, Any]) -> None:
+    response = processed.get("response")
     row.response = response if response is None or type(response) is str else str(response)
     known = 1
     for field in _ROW_FIELDS:
-        value = output.get(field)
+        value = processed.get(field)
         if value is not None:
             known += 1
             if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
                 setattr(row, field, float(value))
-    if len(output) > known:
-        extras = {k: v for k, v in output.items() if k not in _ROW_FIELDS and k != "response"}
+    if len(processed) > known:
+        extras = {k: v for k, v in processed.items() if k not in _ROW_FIELDS and k != "response"}
         if extras:
             row.meta.setdefault("output", extras)
 

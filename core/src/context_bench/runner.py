@@ -191,7 +191,7 @@ def evaluate(
             cache.store(
                 cache.path(task.system, row.dataset),
                 row.example_id,
-                content_hash(task.example),
+                content_hash(task.original),
                 row.fresh.get("output"),
                 row.fresh.get("scores", {}),
             )

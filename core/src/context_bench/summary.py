@@ -1,4 +1,5 @@
-"""The summary of a run: every score field per (system, data set), errors, failures, warnings."""
+"""The Summarizer: a run's rows into its :class:`~context_bench.records.Summary`, every score field
+per (system, data set), errors, failures, warnings."""
 
 from __future__ import annotations
 
@@ -10,7 +11,15 @@ from typing import Any
 import attrs
 
 from .metrics import Latency
-from .records import EvalRow
+from .records import (
+    BreakdownPart,
+    ErrorCounts,
+    EvalRow,
+    EvaluatorFailures,
+    GroupSummary,
+    Summary,
+    SystemSummary,
+)
 from .rowtask import SCORED_BY
 
 #: Above this share of rows, an evaluator's soft failures are a warning of their own.
@@ -62,7 +71,7 @@ def _finite(figures: dict[str, float]) -> dict[str, float | None]:
 
 
 class Summarizer:
-    """Turns rows into the summary dict; kept on the result so ``filter`` can re-summarize."""
+    """Turns rows into a :class:`Summary`; kept on the result so ``filter`` can re-summarize."""
 
     def __init__(
         self,
@@ -76,7 +85,7 @@ class Summarizer:
         self.failure_rate = failure_rate
         self.notices = list(notices)
 
-    def __call__(self, rows: Sequence[EvalRow]) -> dict[str, Any]:
+    def __call__(self, rows: Sequence[EvalRow]) -> Summary:
         groups: dict[tuple[str, str], _Tally] = {}
         for row in rows:
             group = groups.get((row.system, row.dataset))
@@ -88,41 +97,43 @@ class Summarizer:
             systems.setdefault(system, _Tally()).absorb(tally)
         failures = self._failures(rows)
         errors = self._error_counts(rows)
-        return {
-            "groups": [self._group(system, dataset, tally) for (system, dataset), tally in groups.items()],
-            "systems": {
-                name: {"rows": len(t.rows), "errors": t.errors, "scores": t.means()}
+        return Summary(
+            groups=[self._group(system, dataset, tally) for (system, dataset), tally in groups.items()],
+            systems={
+                name: SystemSummary(rows=len(t.rows), errors=t.errors, scores=t.means())
                 for name, t in systems.items()
             },
-            "errors": errors,
-            "failures": failures,
-            "usage": self._usage(rows),
-            "warnings": self.notices + self._warnings(failures, errors, rows),
-        }
+            errors=errors,
+            failures=failures,
+            usage=self._usage(rows),
+            warnings=self.notices + self._warnings(failures, errors, rows),
+        )
 
-    def _group(self, system: str, dataset: str, tally: _Tally) -> dict[str, Any]:
-        return {
-            "system": system,
-            "dataset": dataset,
-            "rows": len(tally.rows),
-            "errors": tally.errors,
-            "scores": tally.means(),
-            "metrics": {m.name: _finite(m.compute(tally.rows)) for m in self.metrics},
-            "failures": dict(Counter(name for r in tally.rows for name in r.failures)),
-            "breakdown": {key: self._breakdown(tally.rows, key) for key in self.breakdown},
-        }
+    def _group(self, system: str, dataset: str, tally: _Tally) -> GroupSummary:
+        return GroupSummary(
+            system=system,
+            dataset=dataset,
+            rows=len(tally.rows),
+            errors=tally.errors,
+            scores=tally.means(),
+            metrics={m.name: _finite(m.compute(tally.rows)) for m in self.metrics},
+            failures=dict(Counter(name for r in tally.rows for name in r.failures)),
+            breakdown={key: self._breakdown(tally.rows, key) for key in self.breakdown},
+        )
 
     @staticmethod
-    def _breakdown(rows: list[EvalRow], key: str) -> dict[str, Any]:
+    def _breakdown(rows: list[EvalRow], key: str) -> dict[str, BreakdownPart]:
         parts: dict[str, _Tally] = {}
         for row in rows:
             value = row.meta.get(key)
             if value is not None:
                 parts.setdefault(str(value), _Tally()).add(row)
-        return {value: {"rows": len(t.rows), "scores": t.means()} for value, t in sorted(parts.items())}
+        return {
+            value: BreakdownPart(rows=len(t.rows), scores=t.means()) for value, t in sorted(parts.items())
+        }
 
     @staticmethod
-    def _error_counts(rows: Sequence[EvalRow]) -> dict[str, Any]:
+    def _error_counts(rows: Sequence[EvalRow]) -> ErrorCounts:
         by_system: Counter[str] = Counter()
         by_evaluator: Counter[str] = Counter()
         by_stage: Counter[str] = Counter()
@@ -133,16 +144,16 @@ class Summarizer:
                     by_evaluator[error.source] += 1
                 else:
                     by_system[row.system] += 1
-        return {
-            "total": sum(by_stage.values()),
-            "rows": sum(1 for r in rows if r.errors),
-            "by_system": dict(by_system),
-            "by_evaluator": dict(by_evaluator),
-            "by_stage": dict(by_stage),
-        }
+        return ErrorCounts(
+            total=sum(by_stage.values()),
+            rows=sum(1 for r in rows if r.errors),
+            by_system=dict(by_system),
+            by_evaluator=dict(by_evaluator),
+            by_stage=dict(by_stage),
+        )
 
     @staticmethod
-    def _failures(rows: Sequence[EvalRow]) -> dict[str, Any]:
+    def _failures(rows: Sequence[EvalRow]) -> dict[str, EvaluatorFailures]:
         """Soft failures per evaluator, as a share of the rows it scored (not of every row of the run)."""
         kinds: dict[str, Counter[str]] = defaultdict(Counter)
         for row in rows:
@@ -154,12 +165,9 @@ class Summarizer:
         for row in rows:
             scored.update(set(row.meta.get(SCORED_BY, ())).union(row.failures))
         return {
-            name: {
-                "count": sum(c.values()),
-                "rows": scored[name],
-                "rate": sum(c.values()) / scored[name],
-                "kinds": dict(c),
-            }
+            name: EvaluatorFailures(
+                count=sum(c.values()), rows=scored[name], rate=sum(c.values()) / scored[name], kinds=dict(c)
+            )
             for name, c in kinds.items()
         }
 
@@ -173,18 +181,18 @@ class Summarizer:
         return {name: dict(values) for name, values in totals.items()}
 
     def _warnings(
-        self, failures: dict[str, Any], errors: dict[str, Any], rows: Sequence[EvalRow]
+        self, failures: dict[str, EvaluatorFailures], errors: ErrorCounts, rows: Sequence[EvalRow]
     ) -> list[str]:
         found = []
         for name, info in failures.items():
-            if info["rate"] > self.failure_rate:
-                kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(info["kinds"].items()))
+            if info.rate > self.failure_rate:
+                kinds = ", ".join(f"{kind} {count}" for kind, count in sorted(info.kinds.items()))
                 found.append(
-                    f"{name} failed on {info['count']} of {info['rows']} rows ({info['rate']:.1%}: {kinds}); "
+                    f"{name} failed on {info.count} of {info.rows} rows ({info.rate:.1%}: {kinds}); "
                     "their scores are fallbacks, not verdicts"
                 )
-        if errors["total"]:
+        if errors.total:
             found.append(
-                f"{errors['total']} errors in {errors['rows']} of {len(rows)} rows (see each row's errors)"
+                f"{errors.total} errors in {errors.rows} of {len(rows)} rows (see each row's errors)"
             )
         return found

@@ -68,7 +68,7 @@ def test_evaluate_autowires_scores_and_reports_bad_rows():
     assert by_id["2"].scores == dict.fromkeys(FIELDS, 0.0)
     (error,) = by_id["3"].errors
     assert error.type == "InstructionError" and "'detectable_format:haiku'" in error.message
-    assert set(result.summary["systems"]["responses"]["scores"]) == set(FIELDS)
+    assert set(result.summary.systems["responses"].scores) == set(FIELDS)
 
 
 def test_the_host_loads_the_plugin_through_its_entry_point():

@@ -161,8 +161,8 @@ def test_fault_injection_every_row_completes(judge_server) -> None:
             assert row.scores["memory_judge"] == expected
     # only null content is final on the first try; everything else mostly recovers within two retries
     assert len(failed) < 20
-    summary = result.summary["failures"].get("memory_judge", {"count": 0})
-    assert summary["count"] == len(failed)
+    failures = result.summary.failures.get("memory_judge")
+    assert (failures.count if failures else 0) == len(failed)
     assert server.statuses["hang"] > 0 and server.statuses["reset"] > 0 and server.statuses["malformed"] > 0
 
 

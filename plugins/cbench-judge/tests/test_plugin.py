@@ -140,8 +140,8 @@ def test_strict_failures_become_row_errors(judge_server) -> None:
         ("evaluator", "memory_judge", "JudgeCallError")
     ]
     assert row.failures == {"false_memory_rate": "call_error: HTTP 500 (gave up after 1 attempt)"}
-    assert result.summary["failures"]["false_memory_rate"]["kinds"] == {"call_error": 1}
-    assert any("false_memory_rate failed on 1 of 1 rows" in w for w in result.summary["warnings"])
+    assert result.summary.failures["false_memory_rate"].kinds == {"call_error": 1}
+    assert any("false_memory_rate failed on 1 of 1 rows" in w for w in result.summary.warnings)
 
 
 def test_cli_run_with_judge_options_caches_and_never_shows_the_key(judge_server, tmp_path) -> None:

@@ -5,14 +5,15 @@ from __future__ import annotations
 import numbers
 from typing import Any
 
-from ..metrics.quality import as_text, match_scores, normalize_tokens
+from ..metrics.quality import match_scores
+from ..text import as_text, normalize_tokens
 
 _FIELDS = ("f1", "exact_match", "recall", "contains")
 
 
 class AnswerQuality:
     """SQuAD-style ``f1``, ``exact_match``, ``recall`` and ``contains`` of ``processed["response"]``
-    against ``original["answer"]`` (see :mod:`context_bench.metrics.quality` for the normalization).
+    against ``original["answer"]`` (see :mod:`context_bench.text` for the normalization).
 
     - No ``"answer"`` key, or ``None``: not applicable, ``{}`` (an instruction-following row must
       not get a fake f1 of 1.0).

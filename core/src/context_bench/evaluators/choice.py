@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..metrics.quality import as_text
+from ..text import as_text
 
 # A choice letter stands alone: no letter, digit, apostrophe or hyphen touches it ("I'm", "D-Day").
 _ALONE_BEFORE = r"(?<![A-Za-z0-9'’\-])"

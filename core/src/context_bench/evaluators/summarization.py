@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..metrics.quality import as_text
+from ..text import as_text
 
 #: Where the reference summary is looked up, first found wins.
 REFERENCE_KEYS = ("reference", "summary", "answer")

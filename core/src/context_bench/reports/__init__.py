@@ -7,11 +7,11 @@ result, ``jsonl`` one row per line, and ``html`` a self-contained page (summary 
 from __future__ import annotations
 
 import importlib
-from typing import Any
 
 from ..errors import UsageError
-from ..records import EvalResult
+from ..records import EvalResult, Summary
 
+#: The report formats, as ``--output`` offers them.
 FORMATS = ("table", "markdown", "json", "jsonl", "html")
 
 __all__ = ["FORMATS", "render", "summary_of"]
@@ -24,8 +24,11 @@ def render(result: EvalResult, fmt: str) -> str:
     return importlib.import_module(f".{fmt}", __name__).render(result)
 
 
-def summary_of(result: EvalResult) -> dict[str, Any]:
-    """The result's summary, computed from its rows when it was built without one."""
-    if not result.summary and result.rows and result.summarize is not None:
+def summary_of(result: EvalResult) -> Summary:
+    """The result's summary, computed from its rows when it was built without one (empty when
+    it cannot be)."""
+    if result.summary is not None:
+        return result.summary
+    if result.rows and result.summarize is not None:
         return result.summarize(result.rows)
-    return result.summary
+    return Summary()

@@ -12,7 +12,14 @@ from typing import Any
 
 import attrs
 
-from ..records import EvalResult
+from ..records import (
+    ErrorCounts,
+    EvalResult,
+    EvaluatorFailures,
+    GroupSummary,
+    Summary,
+    SystemSummary,
+)
 
 #: Widest a text table may grow before :func:`fit` splits its value columns over several tables.
 MAX_WIDTH = 100
@@ -59,67 +66,66 @@ def percent(value: Any) -> str:
     return "-" if value is None else f"{value:.1%}"
 
 
-def overview(result: EvalResult, summary: Mapping[str, Any]) -> str:
+def overview(result: EvalResult, summary: Summary) -> str:
     """One line saying what the report covers."""
-    errors = (summary.get("errors") or {}).get("total", 0)
     counts = [
         (len(result.rows), "row"),
         (len(result.systems), "system"),
         (len(result.datasets), "data set"),
-        (errors, "error"),
+        (summary.errors.total, "error"),
     ]
     return ", ".join(f"{n} {noun}{'s' * (n != 1)}" for n, noun in counts)
 
 
-def build(summary: Mapping[str, Any]) -> list[Section]:
+def build(summary: Summary) -> list[Section]:
     """Every section the summary calls for, in reading order; empty parts are left out."""
-    groups = list(summary.get("groups") or [])
+    groups = summary.groups
     return [
         *_scores(groups),
-        *_systems(summary.get("systems") or {}, groups),
+        *_systems(summary.systems, groups),
         *_metrics(groups),
         *_breakdowns(groups),
-        *_failures(summary.get("failures") or {}, groups),
-        *_errors(summary.get("errors") or {}),
-        *_usage(summary.get("usage") or {}),
+        *_failures(summary.failures, groups),
+        *_errors(summary.errors),
+        *_usage(summary.usage),
     ]
 
 
-def warnings(summary: Mapping[str, Any]) -> list[str]:
-    return [str(w) for w in summary.get("warnings") or []]
+def warnings(summary: Summary) -> list[str]:
+    return [str(w) for w in summary.warnings]
 
 
 # -- sections ----------------------------------------------------------------------------------
 
 
-def _by_fields(groups: list[Mapping[str, Any]]) -> list[tuple[str, list[Mapping[str, Any]], tuple[str, ...]]]:
+def _by_fields(groups: list[GroupSummary]) -> list[tuple[str, list[GroupSummary], tuple[str, ...]]]:
     """Groups with the same score fields, so that no table is mostly empty cells: a title suffix
     naming their data sets (when there are several such sets), the groups, and their fields."""
-    by_fields: dict[frozenset[str], list[Mapping[str, Any]]] = {}
+    by_fields: dict[frozenset[str], list[GroupSummary]] = {}
     for group in groups:
-        by_fields.setdefault(frozenset(group.get("scores") or {}), []).append(group)
+        by_fields.setdefault(frozenset(group.scores), []).append(group)
     return [
         (
-            ": " + _shorten(", ".join(dict.fromkeys(str(g.get("dataset")) for g in members)), 80)
+            ": " + _shorten(", ".join(dict.fromkeys(str(g.dataset) for g in members)), 80)
             if len(by_fields) > 1
             else "",
             members,
-            _union(g.get("scores") or {} for g in members),
+            _union(g.scores for g in members),
         )
         for members in by_fields.values()
     ]
 
 
-def _scores(groups: list[Mapping[str, Any]]) -> list[Section]:
+def _scores(groups: list[GroupSummary]) -> list[Section]:
     sections = []
     for suffix, members, fields in _by_fields(groups):
         rows = [
             (
-                str(g.get("system")),
-                str(g.get("dataset")),
-                figure(g.get("rows", 0)),
-                figure(g.get("errors", 0)),
-                *(score((g.get("scores") or {}).get(f)) for f in fields),
+                str(g.system),
+                str(g.dataset),
+                figure(g.rows),
+                figure(g.errors),
+                *(score(g.scores.get(f)) for f in fields),
             )
             for g in members
         ]
@@ -129,36 +135,36 @@ def _scores(groups: list[Mapping[str, Any]]) -> list[Section]:
     return sections
 
 
-def _systems(systems: Mapping[str, Mapping[str, Any]], groups: list[Mapping[str, Any]]) -> list[Section]:
+def _systems(systems: Mapping[str, SystemSummary], groups: list[GroupSummary]) -> list[Section]:
     """Per-system totals, worth a table only when some system ran more than one data set."""
     if len(groups) <= len(systems):
         return []
-    fields = _union(info.get("scores") or {} for info in systems.values())
+    fields = _union(info.scores for info in systems.values())
     rows = [
         (
             str(name),
-            figure(info.get("rows", 0)),
-            figure(info.get("errors", 0)),
-            *(score((info.get("scores") or {}).get(f)) for f in fields),
+            figure(info.rows),
+            figure(info.errors),
+            *(score(info.scores.get(f)) for f in fields),
         )
         for name, info in systems.items()
     ]
     return [_keyed("Systems (all data sets)", ("system", "rows", "errors", *fields), rows, keys=1)]
 
 
-def _metrics(groups: list[Mapping[str, Any]]) -> list[Section]:
-    names = _union(g.get("metrics") or {} for g in groups)
+def _metrics(groups: list[GroupSummary]) -> list[Section]:
+    names = _union(g.metrics for g in groups)
     sections = []
     for name in names:
-        having = [g for g in groups if (g.get("metrics") or {}).get(name)]
-        figures = _union(g["metrics"][name] for g in having)
+        having = [g for g in groups if g.metrics.get(name)]
+        figures = _union(g.metrics[name] for g in having)
         if not figures:
             continue
         rows = [
             (
-                str(g.get("system")),
-                str(g.get("dataset")),
-                *(figure(g["metrics"][name].get(f)) for f in figures),
+                str(g.system),
+                str(g.dataset),
+                *(figure(g.metrics[name].get(f)) for f in figures),
             )
             for g in having
         ]
@@ -166,20 +172,20 @@ def _metrics(groups: list[Mapping[str, Any]]) -> list[Section]:
     return sections
 
 
-def _breakdowns(groups: list[Mapping[str, Any]]) -> list[Section]:
+def _breakdowns(groups: list[GroupSummary]) -> list[Section]:
     sections = []
-    for key in _union(g.get("breakdown") or {} for g in groups):
+    for key in _union(g.breakdown for g in groups):
         for suffix, members, fields in _by_fields(groups):
             rows = [
                 (
-                    str(g.get("system")),
-                    str(g.get("dataset")),
+                    str(g.system),
+                    str(g.dataset),
                     str(value),
-                    figure(part.get("rows", 0)),
-                    *(score((part.get("scores") or {}).get(f)) for f in fields),
+                    figure(part.rows),
+                    *(score(part.scores.get(f)) for f in fields),
                 )
                 for g in members
-                for value, part in ((g.get("breakdown") or {}).get(key) or {}).items()
+                for value, part in (g.breakdown.get(key) or {}).items()
             ]
             if rows:
                 headers = ("system", "dataset", str(key), "rows", *fields)
@@ -187,16 +193,16 @@ def _breakdowns(groups: list[Mapping[str, Any]]) -> list[Section]:
     return sections
 
 
-def _failures(failures: Mapping[str, Mapping[str, Any]], groups: list[Mapping[str, Any]]) -> list[Section]:
+def _failures(failures: Mapping[str, EvaluatorFailures], groups: list[GroupSummary]) -> list[Section]:
     sections = []
     if failures:
         rows = tuple(
             (
                 str(name),
-                figure(info.get("count", 0)),
-                figure(info.get("rows", 0)),
-                percent(info.get("rate")),
-                ", ".join(f"{kind} {count}" for kind, count in sorted((info.get("kinds") or {}).items())),
+                figure(info.count),
+                figure(info.rows),
+                percent(info.rate),
+                ", ".join(f"{kind} {count}" for kind, count in sorted(info.kinds.items())),
             )
             for name, info in failures.items()
         )
@@ -208,11 +214,10 @@ def _failures(failures: Mapping[str, Mapping[str, Any]], groups: list[Mapping[st
                 (False, True, True, True, False),
             )
         )
-    per_group = [(g, name, count) for g in groups for name, count in (g.get("failures") or {}).items()]
+    per_group = [(g, name, count) for g in groups for name, count in g.failures.items()]
     if len(groups) > 1 and per_group:
         rows = tuple(
-            (str(g.get("system")), str(g.get("dataset")), str(name), figure(count))
-            for g, name, count in per_group
+            (str(g.system), str(g.dataset), str(name), figure(count)) for g, name, count in per_group
         )
         sections.append(
             Section(
@@ -226,13 +231,13 @@ def _failures(failures: Mapping[str, Mapping[str, Any]], groups: list[Mapping[st
     return sections
 
 
-def _errors(errors: Mapping[str, Any]) -> list[Section]:
-    if not errors.get("total"):
+def _errors(errors: ErrorCounts) -> list[Section]:
+    if not errors.total:
         return []
     rows = tuple(
-        [(f"system {name}", figure(count)) for name, count in (errors.get("by_system") or {}).items()]
-        + [(f"evaluator {name}", figure(count)) for name, count in (errors.get("by_evaluator") or {}).items()]
-        + [("total", figure(errors["total"]))]
+        [(f"system {name}", figure(count)) for name, count in errors.by_system.items()]
+        + [(f"evaluator {name}", figure(count)) for name, count in errors.by_evaluator.items()]
+        + [("total", figure(errors.total))]
     )
     return [Section("Errors", ("source", "errors"), rows, (False, True))]
 

@@ -3,7 +3,8 @@
 The comparison is asymmetric where grading is: the gold decides the precision of a decimal and
 a gold inequality accepts an interval but not the other way round.  Values are compared exactly
 first (rational arithmetic, structural equality); only then numerically, with 40 significant
-digits and a relative tolerance of :data:`REL_TOL` (so ``2^{-99}`` never equals ``2^{-98}``).
+digits and a relative tolerance (:mod:`cbench_math.numeric`).  Relations that are not plain values
+are left to :mod:`cbench_math.solve`.
 """
 
 from __future__ import annotations
@@ -14,13 +15,10 @@ from typing import Any
 
 import sympy as sp
 
-from .values import Interval, Lst, Node, Rel, Scalar, SetV, Text, Tup, Union_
+from .numeric import POINTS, close, number
+from .solve import inequality_set, relations_equivalent
+from .values import Interval, Lst, Node, Rel, Scalar, SetV, Text, Tup, Union_, name_like
 
-#: Relative tolerance of a numeric comparison, after exact comparison failed to decide.
-REL_TOL = sp.Float("1e-20", 40)
-DIGITS = 40
-#: Random points at which two symbolic expressions are evaluated.
-POINTS = 4
 #: Least decimal places of a response decimal that may round a rational gold (``0.33`` ~ 1/3).
 MIN_ROUNDING_PLACES = 2
 #: Relative error of a printed double (``0.33333333333333331`` for 1/3).
@@ -28,29 +26,6 @@ FLOAT_NOISE = sp.Rational(4, 10**16)
 
 
 # -- scalars --------------------------------------------------------------------------------------
-
-
-def _number(expr: Any) -> Any | None:
-    """A high-precision complex number for a constant expression, or None."""
-    if getattr(expr, "free_symbols", None) or getattr(expr, "is_Matrix", False):
-        return None
-    if expr.has(sp.Sum, sp.Product, sp.Integral, sp.Limit):
-        return None
-    try:
-        value = sp.N(expr, DIGITS)
-    except (TypeError, ValueError, ArithmeticError, RecursionError):
-        return None
-    if not value.is_number or value.has(sp.oo, -sp.oo, sp.zoo, sp.nan):
-        return None
-    return value
-
-
-def _close(a: Any, b: Any) -> bool:
-    diff = abs(sp.N(a - b, DIGITS))
-    scale = max(abs(a), abs(b))
-    if scale == 0:
-        return diff == 0
-    return bool(diff <= REL_TOL * scale)
 
 
 def same_value(x: Any, y: Any) -> bool:
@@ -74,8 +49,8 @@ def same_value(x: Any, y: Any) -> bool:
         if x == 0 or y == 0:
             other = y if x == 0 else x
             return other.is_zero is True
-        a, b = _number(x), _number(y)
-        return a is not None and b is not None and _close(a, b)
+        a, b = number(x), number(y)
+        return a is not None and b is not None and close(a, b)
     return _same_function(x, y, free)
 
 
@@ -90,12 +65,12 @@ def _same_function(x: Any, y: Any, free: Sequence[Any]) -> bool:
                 if a != b:
                     return False
                 continue
-            a, b = _number(a), _number(b)
+            a, b = number(a), number(b)
         except (TypeError, ValueError, ArithmeticError, RecursionError):
             a = b = None
         if a is None or b is None:
             break
-        if not _close(a, b):
+        if not close(a, b):
             return False
     else:
         return True
@@ -140,23 +115,13 @@ def _values_equiv(gold: Scalar, resp: Scalar) -> bool:
     if resp.decimals is not None and resp.decimals >= MIN_ROUNDING_PLACES and g.is_Rational and r.is_Rational:
         return _rounds_to(g, r, resp.decimals) or bool(abs(g - r) <= FLOAT_NOISE * abs(g))
     if gold.decimals is not None and resp.decimals is None:
-        value = _number(r)
+        value = number(r)
         if value is not None and value.is_real:
             return _rounds_to(value, g, gold.decimals)
     return False
 
 
 # -- structures -----------------------------------------------------------------------------------
-
-
-def _name_like(node: Node) -> bool:
-    """A label rather than a value: ``x``, ``f(x)``, ``|AB|``, ``a_3``, ``(x, y)``, ``V_1:V_2``."""
-    if isinstance(node, Tup):
-        return all(_name_like(n) for n in node.items)
-    if not isinstance(node, Scalar) or node.percent or getattr(node.expr, "is_Matrix", False):
-        return False
-    expr = node.expr
-    return bool(expr.free_symbols) and not expr.has(sp.Add)
 
 
 def _constant(node: Node) -> bool:
@@ -169,7 +134,7 @@ def value_side(rel: Rel) -> Node | None:
     if "≈" in rel.ops:
         k = rel.ops.index("≈")
         before = rel.sides[: k + 1]
-        if len(before) == 1 and _name_like(before[0]):
+        if len(before) == 1 and name_like(before[0]):
             return rel.sides[k + 1]
         if len(before) == 1:
             return before[0]
@@ -179,9 +144,9 @@ def value_side(rel: Rel) -> Node | None:
     if len(rel.sides) >= 3:
         return rel.sides[-1]
     lhs, rhs = rel.sides
-    if _name_like(lhs) or (_constant(lhs) and _constant(rhs)):
+    if name_like(lhs) or (_constant(lhs) and _constant(rhs)):
         return rhs
-    if _name_like(rhs) and not _name_like(lhs):
+    if name_like(rhs) and not name_like(lhs):
         return lhs
     return None
 
@@ -243,15 +208,25 @@ def _sets_equiv(g: list[Node], r: list[Node]) -> bool:
     return True
 
 
-def _rel_equiv(g: Rel, r: Rel) -> bool:
-    from .solve import relations_equivalent  # solve builds on this module
+def _same_chain(g: Rel, r: Rel) -> bool:
+    """Two chains of values (``a < x <= b``) equal side by side once both read with ``<``/``<=``."""
+    if len(g.ops) == 1 == len(r.ops) or not all(isinstance(s, Scalar) for s in g.sides + r.sides):
+        return False
+    go, ro = g.oriented(), r.oriented()
+    return (
+        go.ops == ro.ops
+        and len(go.sides) == len(ro.sides)
+        and all(equiv(a, b) for a, b in zip(go.sides, ro.sides, strict=True))
+    )
 
+
+def _rel_equiv(g: Rel, r: Rel) -> bool:
     gv, rv = value_side(g), value_side(r)
     if gv is not None and rv is not None and equiv(gv, rv):
         return True
     if g.ops == r.ops and _ordered(g.sides, r.sides):
         return True
-    if relations_equivalent(g, r):
+    if relations_equivalent(g, r) or _same_chain(g, r):
         return True
     return gv is None and rv is not None and equiv(g, rv)
 
@@ -266,8 +241,6 @@ def equiv(gold: Node, resp: Node) -> bool:
             return equiv(side, resp)
         parts = _set_parts(resp)
         if parts is not None:
-            from .solve import inequality_set  # solve builds on this module
-
             sol = inequality_set(gold)
             return sol is not None and _sets_equiv(sol, parts)
         return False

@@ -1,4 +1,6 @@
-"""Relations: equations equal up to a constant factor, inequalities as solution sets."""
+"""Relations: equations and inequalities equal up to a constant factor, an inequality's solution
+set.  It knows values only; :mod:`cbench_math.compare` builds on it (chains of relations compare
+there, side by side)."""
 
 from __future__ import annotations
 
@@ -7,11 +9,10 @@ from typing import Any
 
 import sympy as sp
 
-from .compare import POINTS, _close, _name_like, _number, equiv
-from .values import Interval, Node, Rel, Scalar, SetV
+from .numeric import POINTS, close, number
+from .values import FLIPPED, Interval, Node, Rel, Scalar, SetV, name_like
 
-_FLIP = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}
-_INEQ = set(_FLIP)
+_INEQ = set(FLIPPED)
 
 
 def _proportional(a: Any, b: Any, *, positive: bool) -> bool:
@@ -24,56 +25,46 @@ def _proportional(a: Any, b: Any, *, positive: bool) -> bool:
     for _ in range(POINTS):
         point = {s: sp.Rational(rng.randint(300, 2700), 1000) for s in free}
         try:
-            num, den = _number(a.subs(point)), _number(b.subs(point))
+            num, den = number(a.subs(point)), number(b.subs(point))
         except (TypeError, ValueError, ArithmeticError, RecursionError):
             return False
         if num is None or den is None or den == 0:
             return False
         ratios.append(num / den)
     first = ratios[0]
-    if abs(first) == 0 or not all(_close(first, r) for r in ratios[1:]):
+    if abs(first) == 0 or not all(close(first, r) for r in ratios[1:]):
         return False
     return not positive or bool(sp.re(first) > 0)
 
 
-def _oriented(rel: Rel) -> Rel:
-    """The same chain written with ``<``/``<=`` only."""
-    if all(op in (">", ">=") for op in rel.ops):
-        return Rel(tuple(reversed(rel.sides)), tuple(_FLIP[op] for op in reversed(rel.ops)))
-    return rel
-
-
 def relations_equivalent(g: Rel, r: Rel) -> bool:
-    if not all(isinstance(s, Scalar) for s in g.sides + r.sides):
+    """Two single relations of values that state the same: equations up to a nonzero factor,
+    inequalities of the same strictness up to a positive one."""
+    if len(g.ops) != 1 or len(r.ops) != 1 or not all(isinstance(s, Scalar) for s in g.sides + r.sides):
         return False
-    if len(g.ops) == 1 == len(r.ops):
-        (go,), (ro,) = g.ops, r.ops
-        gl, gr = (s.expr for s in g.sides)
-        rl, rr = (s.expr for s in r.sides)
-        if go == ro and go in ("=", "!="):
-            return _proportional(gl - gr, rl - rr, positive=False)
-        if go in _INEQ and ro in _INEQ:
-            if (go in ("<", ">")) != (ro in ("<", ">")):
-                return False
-            gd = gl - gr if go in (">", ">=") else gr - gl
-            rd = rl - rr if ro in (">", ">=") else rr - rl
-            return _proportional(gd, rd, positive=True)
-        return False
-    go, ro = _oriented(g), _oriented(r)
-    if go.ops == ro.ops and len(go.sides) == len(ro.sides):
-        return all(equiv(a, b) for a, b in zip(go.sides, ro.sides, strict=True))
+    (go,), (ro,) = g.ops, r.ops
+    gl, gr = (s.expr for s in g.sides)
+    rl, rr = (s.expr for s in r.sides)
+    if go == ro and go in ("=", "!="):
+        return _proportional(gl - gr, rl - rr, positive=False)
+    if go in _INEQ and ro in _INEQ:
+        if (go in ("<", ">")) != (ro in ("<", ">")):
+            return False
+        gd = gl - gr if go in (">", ">=") else gr - gl
+        rd = rl - rr if ro in (">", ">=") else rr - rl
+        return _proportional(gd, rd, positive=True)
     return False
 
 
 def _label(node: Node) -> bool:
     """A variable whose bounds are its interval: ``x``, ``f(x)``, ``|AB|``; not ``|z|``, which
     is solved for ``z``."""
-    return _name_like(node) and (node.expr.is_Symbol or len(node.expr.free_symbols) > 1)
+    return name_like(node) and (node.expr.is_Symbol or len(node.expr.free_symbols) > 1)
 
 
 def _bounds_interval(rel: Rel) -> list[Node] | None:
     """``lo < x <= hi`` / ``x >= 5`` with a name in the middle: the interval of its bounds."""
-    rel = _oriented(rel)
+    rel = rel.oriented()
     sides = rel.sides
     if not all(op in ("<", "<=") for op in rel.ops):
         return None

@@ -5,6 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import attrs
+import sympy as sp
+
+#: Each inequality read from the other side.
+FLIPPED = {"<": ">", ">": "<", "<=": ">=", ">=": "<="}
 
 
 @attrs.frozen
@@ -69,5 +73,21 @@ class Rel:
     sides: tuple[Node, ...]
     ops: tuple[str, ...]
 
+    def oriented(self) -> Rel:
+        """The same chain written with ``<``/``<=`` only."""
+        if all(op in (">", ">=") for op in self.ops):
+            return Rel(tuple(reversed(self.sides)), tuple(FLIPPED[op] for op in reversed(self.ops)))
+        return self
+
 
 Node = Scalar | Text | Tup | Interval | Union_ | SetV | Lst | Rel
+
+
+def name_like(node: Node) -> bool:
+    """A label rather than a value: ``x``, ``f(x)``, ``|AB|``, ``a_3``, ``(x, y)``, ``V_1:V_2``."""
+    if isinstance(node, Tup):
+        return all(name_like(n) for n in node.items)
+    if not isinstance(node, Scalar) or node.percent or getattr(node.expr, "is_Matrix", False):
+        return False
+    expr = node.expr
+    return bool(expr.free_symbols) and not expr.has(sp.Add)

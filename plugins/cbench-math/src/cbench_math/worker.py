@@ -28,7 +28,7 @@ def _limit_memory() -> None:
 
 def main() -> None:
     _limit_memory()
-    from . import solve  # noqa: F401 - sympy and the comparers, imported before any deadline
+    from . import compare  # noqa: F401 - sympy and the comparers, imported before any deadline
     from .judge import verdict
 
     verdict(r"x \geq \frac{1}{2}", r"x \in [0.5, \infty)")  # warm sympy's caches too
