@@ -9,7 +9,7 @@ from typing import Any
 
 _LAZY = {
     "CodeExecution": "evaluator",
-    "SampleResult": "pool",
+    "SampleResult": "verdict",
     "SandboxPool": "pool",
     "SandboxWarning": "pool",
     "extract_code": "extract",
