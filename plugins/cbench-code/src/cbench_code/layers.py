@@ -4,8 +4,8 @@ Two answers.  :func:`forecast` is cheap and side-effect free: ``context-bench pl
 without starting a sandbox server (a few system calls and ``/proc`` reads, cached per process).
 :func:`isolate` and :func:`choose` are the server's, and the authority at run time
 (``CodeExecution().layers``): the server enters its namespaces, then tries each remaining layer in
-a throw-away child and keeps those that work.  They import the server's modules when called, so
-that the forecast stays cheap.
+a throw-away child and keeps those that work.  They import the server's modules only when called
+(the listing imports no more of this package than the forecast needs).
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import os
 import stat
 import sys
 import sysconfig
+import tempfile
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -23,7 +24,7 @@ from . import landlock, seccomp
 if TYPE_CHECKING:
     from .child import Confinement
 
-ON = "on"
+_ON = "on"
 _CAP_SYS_ADMIN = 21
 _SYSTEM_READ = ("/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/local/lib", "/usr/share/zoneinfo")
 _USER_NAMESPACE = "on (unprivileged user namespace)"
@@ -46,7 +47,7 @@ def _netns() -> str:
         status = _read("/proc/self/status") or ""
         caps = next((line.split()[1] for line in status.splitlines() if line.startswith("CapEff:")), "0")
         if int(caps, 16) >> _CAP_SYS_ADMIN & 1:
-            return ON
+            return _ON
     if (_read("/proc/sys/user/max_user_namespaces") or "1") == "0":
         return "off: user namespaces are disabled (user.max_user_namespaces = 0)"
     if (_read("/proc/sys/kernel/unprivileged_userns_clone") or "1") == "0":
@@ -77,13 +78,13 @@ def forecast() -> dict[str, str]:
     abi = landlock.abi_version()
     reason = seccomp.unavailable_reason()
     return {
-        "process": ON,
+        "process": _ON,
         "netns": _netns(),
-        "mountns": _netns().replace(_USER_NAMESPACE, ON),
+        "mountns": _netns().replace(_USER_NAMESPACE, _ON),
         "landlock": f"on (ABI {abi})" if abi else _NO_LANDLOCK,
-        "seccomp": f"off: {reason}" if reason else ON,
+        "seccomp": f"off: {reason}" if reason else _ON,
         "unprivileged": _unprivileged(),
-        "rlimits": ON,
+        "rlimits": _ON,
     }
 
 
@@ -103,16 +104,14 @@ def isolate(disabled: set[str]) -> tuple[dict[str, str], bool, str | None]:
 
     The root is None when the private file system is off (the server then makes one in ``/tmp``).
     """
-    import tempfile
-
     from . import namespaces
 
-    layers = {"process": ON}
+    layers = {"process": _ON}
     if "netns" in disabled:
         layers["netns"], in_userns = "off: disabled", False
     else:
         why_not, in_userns = namespaces.enter_network_namespace()
-        layers["netns"] = f"off: {why_not}" if why_not else _USER_NAMESPACE if in_userns else ON
+        layers["netns"] = f"off: {why_not}" if why_not else _USER_NAMESPACE if in_userns else _ON
     if "mountns" in disabled:
         layers["mountns"], root = "off: disabled", None
     else:
@@ -126,8 +125,6 @@ def choose(layers: dict[str, str], disabled: set[str], in_userns: bool, root: st
 
     ``root`` is the samples' root, where Landlock's probe gets a directory of its own.
     """
-    import tempfile
-
     from . import child
 
     abi = landlock.abi_version()
@@ -141,8 +138,8 @@ def choose(layers: dict[str, str], disabled: set[str], in_userns: bool, root: st
         probe_dir = tempfile.mkdtemp(dir=root)
         status = _try(lambda: (seccomp.no_new_privs(), policy.apply(probe_dir)))
         os.rmdir(probe_dir)
-        layers["landlock"] = f"on (ABI {abi})" if status == ON else status
-    use_landlock = layers["landlock"].startswith(ON)
+        layers["landlock"] = f"on (ABI {abi})" if status == _ON else status
+    use_landlock = layers["landlock"].startswith(_ON)
     reason = seccomp.unavailable_reason()
     if "seccomp" in disabled:
         layers["seccomp"] = "off: disabled"
@@ -159,11 +156,11 @@ def choose(layers: dict[str, str], disabled: set[str], in_userns: bool, root: st
     else:
         stdlib = sysconfig.get_paths()["stdlib"]
         drop = _try(lambda: _become_nobody(stdlib, child.NOBODY))
-        drop_uid = drop == ON
+        drop_uid = drop == _ON
         if drop_uid:
             layers["unprivileged"] = _NOBODY
         else:
-            drop_caps = _try(child.drop_capabilities) == ON
+            drop_caps = _try(child.drop_capabilities) == _ON
             layers["unprivileged"] = drop + (_NO_CAPABILITIES if drop_caps else "")
     nproc = not as_root or drop_uid
     layers["rlimits"] = "on (address space, cpu, file size, open files, core" + (
@@ -171,7 +168,7 @@ def choose(layers: dict[str, str], disabled: set[str], in_userns: bool, root: st
     )
     return child.Confinement(
         landlock=policy if use_landlock else None,
-        seccomp=layers["seccomp"] == ON,
+        seccomp=layers["seccomp"] == _ON,
         drop_uid=drop_uid,
         drop_caps=drop_caps,
         nproc=nproc,
@@ -204,4 +201,4 @@ def _try(fn: Callable[[], None]) -> str:
     _, status = os.waitpid(pid, 0)
     reason = os.read(read_end, 400).decode("utf-8", "replace")
     os.close(read_end)
-    return ON if status == 0 else f"off: {reason or f'status {status}'}"
+    return _ON if status == 0 else f"off: {reason or f'status {status}'}"
