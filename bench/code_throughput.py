@@ -64,8 +64,8 @@ _REFERENCE_RUNNER = textwrap.dedent(
 _CEILING_RUNNER = textwrap.dedent(
     """
     import gc, importlib, json, math, os, signal, sys
-    from cbench_code.server import _PRELOAD
-    for name in _PRELOAD:
+    from cbench_code.server import PRELOAD
+    for name in PRELOAD:
         importlib.import_module(name)
     job = json.load(sys.stdin)
     problems, alarm = job["problems"], math.ceil(job["timeout"])

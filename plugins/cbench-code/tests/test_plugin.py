@@ -51,6 +51,17 @@ def test_listing_plugins_imports_nothing_heavy():
     }
 
 
+def test_server_imports_the_standard_library_only():
+    """Children inherit what the server imported: no ``threading`` (its at-fork hook runs in every
+    child), no ``attrs``, no ``context_bench``; the classes it holds count as known to the checks."""
+    code = (
+        "import sys, cbench_code.server; "
+        "print(sorted(m for m in ('threading', 'attrs', 'attr', 'context_bench') if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, check=True)
+    assert eval(proc.stdout) == []
+
+
 def test_plugin_info_names_the_layers():
     info = plugin.cbench_plugin_info()
     active = info["sandbox layers"].split(", ")

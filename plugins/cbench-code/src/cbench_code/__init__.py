@@ -1,6 +1,9 @@
 """context-bench plugin: run generated code against tests in a sandbox (HumanEval, MBPP).
 
-Importing the package is cheap; the evaluator and its helpers load on first use.
+Importing the package is cheap; the evaluator and its helpers load on first use.  The sandbox
+server (``python -I -m cbench_code.server``) runs this file too, so it imports the standard library
+only: ``context_bench`` (and so its lazy-attribute helper) would bring ``threading`` and ~90 modules
+into the server, whose children inherit them, and whose classes the integrity checks count as known.
 """
 
 from __future__ import annotations
@@ -9,7 +12,7 @@ from typing import Any
 
 _LAZY = {
     "CodeExecution": "evaluator",
-    "SampleResult": "pool",
+    "SampleResult": "verdict",
     "SandboxPool": "pool",
     "SandboxWarning": "pool",
     "extract_code": "extract",

@@ -11,8 +11,9 @@ from typing import Any
 from context_bench import Scores
 
 from .passk import pass_at_k
-from .pool import SampleResult, SandboxPool, pack_tests
+from .pool import SandboxPool, pack_tests
 from .programs import Problem, problem_of, program_for
+from .verdict import SampleResult
 
 
 def _positive_ints(k: int | Iterable[int]) -> tuple[int, ...]:

@@ -23,9 +23,8 @@ from collections.abc import Iterable
 from concurrent.futures import Future
 from typing import Any
 
-import attrs
-
 from .integrity import compile_tests
+from .verdict import SampleResult
 
 #: Layers a user may turn off (``CodeExecution(disable=...)``), e.g. to measure their cost.
 LAYERS = ("netns", "mountns", "landlock", "seccomp", "unprivileged")
@@ -34,19 +33,6 @@ _ENV = {"LANG": "C.UTF-8"}
 
 class SandboxWarning(UserWarning):
     """A sandbox layer is unavailable on this machine; the message names it and why."""
-
-
-@attrs.frozen
-class SampleResult:
-    """How one sample ended: ``passed``, ``failed``, ``timeout`` or ``error`` (the sandbox failed)."""
-
-    status: str
-    detail: str = ""
-    elapsed: float | None = None  # seconds the program and its tests ran, when they passed
-
-    @property
-    def passed(self) -> bool:
-        return self.status == "passed"
 
 
 def default_workers() -> int:
@@ -140,9 +126,7 @@ class _Server:
             with self.lock:
                 future = self.waiting.pop(reply["id"], None)
             if future is not None:
-                future.set_result(
-                    SampleResult(reply["status"], reply.get("detail", ""), reply.get("elapsed"))
-                )
+                future.set_result(SampleResult.from_wire(reply))
         with self.lock:
             self.alive = False
             orphans, self.waiting = self.waiting, {}
