@@ -16,8 +16,7 @@ import pytest
 from context_bench import evaluate
 from context_bench.cache import RunCache
 from context_bench.cli import main
-from context_bench.testing import FakeServer, Reply, last_user_message
-from context_bench.testing import isolated_host
+from context_bench.testing import FakeServer, Reply, isolated_host, last_user_message
 
 
 def _instant(body):

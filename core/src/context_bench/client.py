@@ -388,7 +388,9 @@ class _BaseChatClient:
             raise EndpointError(self.url, failure.reason, attempts)
         if exhausted:
             plural = "s" * (attempts != 1)
-            raise EndpointError(self.url, f"{failure.reason} (gave up after {attempts} attempt{plural})", attempts)
+            raise EndpointError(
+                self.url, f"{failure.reason} (gave up after {attempts} attempt{plural})", attempts
+            )
         delay = policy.honour(failure.retry_after) if failure.retry_after is not None else policy.backoff(nth)
         log.debug("request to %s failed (%s); retrying in %.2fs", self.url, failure.reason, delay)
         return delay
@@ -475,7 +477,9 @@ class AsyncPool:
         if transport == "stream":
             from ._transport import StreamTransport
 
-            self.http = httpx.AsyncClient(transport=StreamTransport(max_idle=concurrency), follow_redirects=False)
+            self.http = httpx.AsyncClient(
+                transport=StreamTransport(max_idle=concurrency), follow_redirects=False
+            )
         else:
             limits = httpx.Limits(max_connections=concurrency, max_keepalive_connections=concurrency)
             self.http = httpx.AsyncClient(limits=limits, follow_redirects=False)
@@ -516,7 +520,13 @@ class AsyncChatClient(_BaseChatClient):
     """
 
     def __init__(
-        self, url: str, model: str, *, pools: AsyncPools | None = None, transport: Transport = "auto", **options: Any
+        self,
+        url: str,
+        model: str,
+        *,
+        pools: AsyncPools | None = None,
+        transport: Transport = "auto",
+        **options: Any,
     ) -> None:
         super().__init__(url, model, **options)
         self._own = pools is None
