@@ -55,7 +55,7 @@ DEFAULT_KEY_VARIABLE = "OPENAI_API_KEY"
 #: Recent answers a URL's cool-down remembers to tell a 429 storm from a stray 429.
 STORM_WINDOW = 32
 STORM_MIN = 4
-_RETRY_STATUS = frozenset({408, 409, 429})
+_RETRY_STATUS = frozenset({408, 409})  # and 429, which has its own budget, and every 5xx
 
 Messages = Sequence[Mapping[str, Any]]
 
@@ -419,7 +419,7 @@ class ChatClient(_BaseChatClient):
         while True:
             outcome = self._attempt(data)
             if isinstance(outcome, Completion):
-                return attrs.evolve(outcome, attempts=tries.attempts)
+                return outcome if tries.attempts == 1 else attrs.evolve(outcome, attempts=tries.attempts)
             time.sleep(self._retry_delay(tries, outcome))
 
     def _attempt(self, data: bytes) -> Completion | _Failure:
@@ -544,7 +544,7 @@ class AsyncChatClient(_BaseChatClient):
         while True:
             outcome = await self._attempt(data)
             if isinstance(outcome, Completion):
-                return attrs.evolve(outcome, attempts=tries.attempts)
+                return outcome if tries.attempts == 1 else attrs.evolve(outcome, attempts=tries.attempts)
             await asyncio.sleep(self._retry_delay(tries, outcome))
 
     async def _attempt(self, data: bytes) -> Completion | _Failure:
