@@ -516,7 +516,9 @@ class AsyncChatClient(_BaseChatClient):
     """Async calls; a waiting retry gives its slot to another request.
 
     ``pools`` shares connections and the concurrency bound with other clients on the same loop;
-    without it the client keeps pools of its own, closed by :meth:`aclose` (or ``async with``).
+    without it the client keeps pools of its own, made with ``transport`` (``"stream"``: the lean
+    transport; ``"httpx"``: httpx's own; ``"auto"``: the lean one unless a proxy applies) and closed
+    by :meth:`aclose` (or ``async with``).
     """
 
     def __init__(
