@@ -227,3 +227,22 @@ def test_bad_config_values_name_the_field(field, value) -> None:
     sample.config["judge"][field] = value
     with pytest.raises(JudgeConfigError, match=rf"sample.config\['judge'\]: '{field}'"):
         judge_score(sample)
+
+
+def test_one_vocabulary_with_the_old_spellings_still_read(judge_server, monkeypatch) -> None:
+    from cbench_judge import MemoryJudge
+
+    server = judge_server(_grader("C"))
+    monkeypatch.setenv("MY_JUDGE_KEY", "sk-vocabulary")
+    ours = {"url": server.url, "model": "m", "api_key_env": "MY_JUDGE_KEY", "concurrency": 4}
+    nemo = {"url": server.url, "model_id": "m", "api_key": "MY_JUDGE_KEY", "parallelism": 4}
+    assert JudgeEvaluator(ours).judges == JudgeEvaluator(nemo).judges
+    assert JudgeEvaluator(ours).score({"question": "q", "answer": "a"}, {"response": "a"}) == {
+        "judge_score": 1.0
+    }
+    assert server.seen[0].headers["authorization"] == "Bearer sk-vocabulary"
+    with pytest.raises(JudgeConfigError, match="both 'model' and 'model_id'"):
+        JudgeEvaluator({"url": server.url, "model": "a", "model_id": "b"})
+    assert MemoryJudge(base_url=server.url).url == MemoryJudge(server.url).url == server.url
+    with pytest.raises(JudgeConfigError, match="not both"):
+        MemoryJudge(server.url, base_url=server.url)
