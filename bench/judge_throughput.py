@@ -1,7 +1,8 @@
 """Judge throughput: MemoryJudge through evaluate() against a local endpoint with 100 ms latency.
 
-Starts the fake OpenAI-compatible server of ``cbench_judge.testing`` in a separate process (one with
-no faults, one answering 20% of requests 429 with ``Retry-After: 1``) and prints, side by side:
+Starts the core's fake OpenAI-compatible server answering as a memory judge
+(``python -m cbench_judge.testing``) in a separate process (one with no faults, one answering 20% of
+requests 429 with ``Retry-After: 1``) and prints, side by side:
 
 * the server's ceiling, measured with a bare asyncio client holding 64 connections;
 * 2,000 MemoryJudge rows through ``context_bench.evaluate(max_concurrency=64)``, as a fraction of

@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from context_bench.cli import _with_default_command, main, sample_path
-from context_bench.loopback import LoopbackServer, last_user_message
+from context_bench.testing import FakeServer, last_user_message
 
 
 def run_cli(capsys, *argv):
@@ -98,7 +98,7 @@ def test_flags_without_a_subcommand_mean_run(capsys, tmp_path):
     assert _with_default_command(["--help"]) == ["--help"]
     data = tmp_path / "d.jsonl"
     data.write_text(json.dumps({"id": "1", "question": "capital of France", "answer": "Paris"}) + "\n")
-    with LoopbackServer(lambda body: "Paris" if "France" in last_user_message(body) else "?") as server:
+    with FakeServer(lambda body: "Paris" if "France" in last_user_message(body) else "?") as server:
         code, out, _ = run_cli(
             capsys,
             "--proxy",
@@ -155,7 +155,7 @@ def test_a_file_without_rows_is_one_line(capsys, tmp_path, content):
 def test_unwritable_out_is_refused_before_any_request(capsys, tmp_path):
     data = tmp_path / "d.jsonl"
     data.write_text(json.dumps({"id": "1", "question": "q", "answer": "a"}) + "\n")
-    with LoopbackServer(lambda body: "a") as server:
+    with FakeServer(lambda body: "a") as server:
         code, _, err = run_cli(
             capsys,
             "run",

@@ -16,8 +16,7 @@ import pytest
 from context_bench import evaluate
 from context_bench.cache import RunCache
 from context_bench.cli import main
-from context_bench.loopback import LoopbackServer, Reply, last_user_message
-from context_bench.testing import isolated_host
+from context_bench.testing import FakeServer, Reply, isolated_host, last_user_message
 
 
 def _instant(body):
@@ -66,7 +65,7 @@ def _command(url, data, cache_dir):
 def test_killed_run_resumes_without_loss(tmp_path):
     data = _questions(tmp_path, 40)
     cache_dir = tmp_path / "cache"
-    with LoopbackServer(_reply) as server:
+    with FakeServer(_reply) as server:
         process = subprocess.Popen(
             _command(server.url, data, cache_dir),
             stdout=subprocess.PIPE,
@@ -110,7 +109,7 @@ def test_a_full_disk_stops_caching_not_the_run_and_the_next_runs_resume(tmp_path
     def small_disk():
         resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
 
-    with LoopbackServer(_instant) as server:
+    with FakeServer(_instant) as server:
         command = _command(server.url, data, cache_dir)
         full = subprocess.run(command, capture_output=True, text=True, timeout=60, preexec_fn=small_disk)
         assert full.returncode == 0, full.stderr
@@ -207,7 +206,7 @@ def test_a_torn_last_record_costs_only_its_own_row(tmp_path):
 def test_a_cache_dir_that_is_not_a_directory_is_refused_before_any_row_runs(tmp_path, capsys, where, message):
     (tmp_path / "afile").write_text("")
     data = _questions(tmp_path, 3)
-    with LoopbackServer(_instant) as server:
+    with FakeServer(_instant) as server:
         code = main(_command(server.url, data, tmp_path / where)[3:])
         assert not server.requests
     err = capsys.readouterr().err

@@ -10,9 +10,8 @@ import threading
 import pytest
 
 from context_bench import EvalResult, Scores, evaluate
-from context_bench.loopback import LoopbackServer, Reply, last_user_message
 from context_bench.systems import OpenAIProxy
-from context_bench.testing import isolated_host
+from context_bench.testing import FakeServer, Reply, isolated_host, last_user_message
 
 
 class Length:
@@ -56,7 +55,7 @@ def rows(n, **extra):
 
 
 def test_concurrency_bound_is_respected_at_the_server():
-    with LoopbackServer(lambda body: Reply(text="ok", delay=0.05)) as server:
+    with FakeServer(lambda body: Reply(text="ok", delay=0.05)) as server:
         result = evaluate(
             OpenAIProxy(server.url, model="m"),
             rows(24),
@@ -78,7 +77,7 @@ def test_failing_rows_are_recorded_and_the_run_goes_on():
             return Reply(status=400, body={"error": {"message": "bad prompt"}})
         return "answer " + text.rsplit(" ", 1)[1]
 
-    with LoopbackServer(reply) as server:
+    with FakeServer(reply) as server:
         result = evaluate(
             OpenAIProxy(server.url, max_retries=0), rows(8), progress=False, host=isolated_host()
         )
@@ -97,13 +96,13 @@ def test_a_key_echoed_in_a_200_error_body_never_reaches_a_row_or_a_report():
     def reply(body):
         return Reply(status=200, body={"error": {"message": "invalid key", "auth": f"Bearer {key}"}})
 
-    with LoopbackServer(reply) as server:
+    with FakeServer(reply) as server:
         result = evaluate(
             OpenAIProxy(server.url, api_key=key, max_retries=0), rows(2), progress=False, host=isolated_host()
         )
-        assert server.headers[0]["Authorization"] == f"Bearer {key}"
+        assert server.seen[0].headers["authorization"] == f"Bearer {key}"
     error = result.rows[0].errors[0]
-    assert error.stage == "system" and "reply carries an error" in error.message and "***" in error.message
+    assert error.stage == "system" and "error in a 200 response" in error.message and "***" in error.message
     assert key not in result.to_json()
 
 
@@ -116,7 +115,7 @@ def test_a_key_echoed_in_a_200_error_body_never_reaches_a_row_or_a_report():
     ],
 )
 def test_a_malformed_200_reply_is_a_row_error_naming_the_url(payload, reason):
-    with LoopbackServer(lambda body: Reply(status=200, body=payload)) as server:
+    with FakeServer(lambda body: Reply(status=200, body=payload)) as server:
         result = evaluate(
             OpenAIProxy(server.url, max_retries=0), rows(1), progress=False, host=isolated_host()
         )
@@ -127,7 +126,7 @@ def test_a_malformed_200_reply_is_a_row_error_naming_the_url(payload, reason):
 
 def test_unreadable_token_counts_keep_the_answer():
     payload = {"choices": [{"message": {"content": "answer 0"}}], "usage": {"prompt_tokens": "abc"}}
-    with LoopbackServer(lambda body: Reply(status=200, body=payload)) as server:
+    with FakeServer(lambda body: Reply(status=200, body=payload)) as server:
         result = evaluate(OpenAIProxy(server.url), rows(1), progress=False, host=isolated_host())
     [row] = result.rows
     assert not row.errors and row.response == "answer 0" and row.scores["exact_match"] == 1.0
@@ -143,7 +142,7 @@ def test_retries_honour_retry_after_then_succeed():
             return Reply(status=429, headers={"Retry-After": "0"})
         return "fine"
 
-    with LoopbackServer(reply) as server:
+    with FakeServer(reply) as server:
         result = evaluate(
             OpenAIProxy(server.url, max_retries=2),
             rows(1),
@@ -300,7 +299,7 @@ def test_systems_and_tasks_are_picklable_for_other_executors():
 
 
 def test_cache_resumes_and_keys_on_the_model(tmp_path):
-    with LoopbackServer(lambda body: "answer " + last_user_message(body).rsplit(" ", 1)[1]) as server:
+    with FakeServer(lambda body: "answer " + last_user_message(body).rsplit(" ", 1)[1]) as server:
 
         def run(model, **extra):
             proxy = OpenAIProxy(server.url, model=model)
@@ -320,7 +319,7 @@ def test_cache_resumes_and_keys_on_the_model(tmp_path):
 
 def test_api_key_never_reaches_the_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-very-secret-123")
-    with LoopbackServer(lambda body: "ok") as server:
+    with FakeServer(lambda body: "ok") as server:
         evaluate(
             OpenAIProxy(server.url, api_key="sk-very-secret-456"),
             rows(2),
@@ -328,7 +327,7 @@ def test_api_key_never_reaches_the_cache(tmp_path, monkeypatch):
             progress=False,
             host=isolated_host(),
         )
-    assert server.headers[0]["Authorization"] == "Bearer sk-very-secret-456"
+    assert server.seen[0].headers["authorization"] == "Bearer sk-very-secret-456"
     for path in tmp_path.rglob("*"):
         if path.is_file():
             text = path.read_text()
@@ -340,7 +339,7 @@ def test_api_key_never_reaches_the_cache(tmp_path, monkeypatch):
     "bad", [{"choices": []}, {"choices": [{"message": {"content": None}}]}, {"error": "x"}]
 )
 def test_bad_200_replies_are_row_errors(bad):
-    with LoopbackServer(lambda body: Reply(body=bad)) as server:
+    with FakeServer(lambda body: Reply(body=bad)) as server:
         result = evaluate(OpenAIProxy(server.url), rows(1), progress=False, host=isolated_host())
     assert result.rows[0].errors and result.rows[0].errors[0].stage == "system"
 
@@ -369,7 +368,7 @@ def test_weighted_fields_average_over_items_not_rows(tmp_path):
 
 
 def test_an_error_body_echoing_the_key_is_redacted():
-    with LoopbackServer(lambda body: Reply(status=401, body={"error": "bad key sk-echoed-secret"})) as server:
+    with FakeServer(lambda body: Reply(status=401, body={"error": "bad key sk-echoed-secret"})) as server:
         result = evaluate(
             OpenAIProxy(server.url, api_key="sk-echoed-secret", max_retries=0),
             rows(1),

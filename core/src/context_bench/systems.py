@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-import os
-import random
 import threading
-import time
 from collections.abc import Mapping
 from typing import Any
 
-from .openai_compat import BadReply, chat_completions_url, reply_text, retry_after_seconds
+from .client import ChatClient, EndpointError, RetryPolicy, api_key_from, chat_completions_url
 
-_RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
-
-
-class EndpointError(RuntimeError):
-    """The endpoint failed for this row (after retries); the message says how."""
+__all__ = ["EndpointError", "OpenAIProxy", "build_messages"]
 
 
 def build_messages(example: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -40,10 +33,11 @@ def build_messages(example: Mapping[str, Any]) -> list[dict[str, str]]:
 class OpenAIProxy:
     """Sends each example to ``POST {base_url}/v1/chat/completions`` and returns the reply.
 
-    Blocking httpx calls on a pooled client: the runner runs them in its worker threads.  Retries
-    429, 5xx and connection failures with jittered exponential backoff, honouring Retry-After.
-    The API key (``api_key`` or ``$OPENAI_API_KEY``) is sent, never stored in the configuration
-    that names cache entries.
+    Blocking calls of :class:`~context_bench.client.ChatClient` (pooled, at most ``max_connections``
+    in flight): the runner runs them in its worker threads.  Its retry policy, with a shorter
+    backoff than the judges' (0.5 s doubling to 8 s, ``Retry-After`` capped at 30 s), raises
+    :class:`EndpointError` once ``max_retries`` are spent.  The API key (``api_key`` or
+    ``$OPENAI_API_KEY``) is sent, never stored in the configuration that names cache entries.
     """
 
     def __init__(
@@ -69,7 +63,7 @@ class OpenAIProxy:
         self.max_retries = max_retries
         self.max_connections = max_connections
         self._api_key = api_key
-        self._client: Any = None
+        self._client: ChatClient | None = None
         self._lock = threading.Lock()
 
     def config(self) -> dict[str, Any]:
@@ -90,57 +84,22 @@ class OpenAIProxy:
         self.__dict__.update(state)
         self._lock = threading.Lock()
 
-    def _http(self) -> Any:
+    def _http(self) -> ChatClient:
         with self._lock:
             if self._client is None:
-                import httpx
-
-                key = self._api_key or os.environ.get("OPENAI_API_KEY")
-                headers = {"Authorization": f"Bearer {key}"} if key else {}
-                limits = httpx.Limits(
-                    max_connections=self.max_connections, max_keepalive_connections=self.max_connections
-                )
-                self._client = httpx.Client(
-                    headers=headers,
-                    limits=limits,
-                    timeout=httpx.Timeout(self.timeout, connect=min(10.0, self.timeout)),
+                self._client = ChatClient(
+                    self.url,
+                    self.model,
+                    api_key=api_key_from(self._api_key),
+                    timeout=self.timeout,
+                    retry=RetryPolicy(
+                        max_retries=self.max_retries, base_delay=0.5, max_delay=8.0, max_retry_after=30.0
+                    ),
+                    concurrency=self.max_connections,
+                    parameters={"temperature": self.temperature, "max_tokens": self.max_tokens or None},
                 )
             return self._client
 
     def process(self, example: dict) -> dict:
-        import httpx
-
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": build_messages(example),
-            "temperature": self.temperature,
-        }
-        if self.max_tokens:
-            body["max_tokens"] = self.max_tokens
-        client = self._http()
-        problem = ""
-        for attempt in range(self.max_retries + 1):
-            wait = None
-            try:
-                reply = client.post(self.url, json=body)
-            except httpx.TransportError as exc:
-                problem = f"{type(exc).__name__}: {exc}"
-            else:
-                if reply.status_code == 200:
-                    try:
-                        text, usage = reply_text(reply.json())
-                    except (ValueError, BadReply) as exc:
-                        raise EndpointError(self._redact(f"POST {self.url}: {exc}")) from None
-                    return {"response": text, **usage}
-                problem = f"HTTP {reply.status_code}: {reply.text[:200]}"
-                if reply.status_code not in _RETRY_STATUS:
-                    break
-                wait = retry_after_seconds(reply.headers.get("retry-after"), cap=30.0)
-            if attempt < self.max_retries:
-                time.sleep(wait if wait is not None else min(8.0, 0.5 * 2**attempt) * (0.5 + random.random()))
-        raise EndpointError(self._redact(f"POST {self.url}: {problem}"))
-
-    def _redact(self, message: str) -> str:
-        """An error body may echo the key back: it never reaches a row, a cache or a report."""
-        key = self._api_key or os.environ.get("OPENAI_API_KEY")
-        return message.replace(key, "***") if key else message
+        completion = self._http().complete(build_messages(example))
+        return {"response": completion.content, **(completion.usage or {})}

@@ -9,6 +9,16 @@ def test_plugin_registers():
 
 def test_scores_are_floats():
     check_evaluator(WordCountDiff(), {"context": "a b"}, {"response": "a"})
+
+A system or judge that calls an OpenAI-compatible endpoint is tested against
+:class:`FakeServer` (with :class:`Reply`, :class:`Faults`, :class:`Seen` and
+:func:`last_user_message`), a scripted server on 127.0.0.1.  It loads on first use, so importing
+this module stays cheap::
+
+    from context_bench.testing import FakeServer, Reply
+
+    with FakeServer(lambda body: Reply(text="Paris", delay=0.05)) as server:
+        OpenAIProxy(server.url).process({"question": "Capital of France?"})
 """
 
 from __future__ import annotations
@@ -19,6 +29,17 @@ from typing import Any
 from .plugins import PluginHost, PluginInfo
 from .protocols import Evaluator
 from .specs import resolve
+
+#: Served lazily from :mod:`context_bench.fake_server` (asyncio and a server are not free to import).
+_FAKE_SERVER = ("FakeServer", "Faults", "Reply", "Seen", "last_user_message")
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _FAKE_SERVER:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from . import fake_server
+
+    return getattr(fake_server, name)
 
 
 def isolated_host(*plugins: Any, builtin: bool = True) -> PluginHost:

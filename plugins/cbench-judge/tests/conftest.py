@@ -7,16 +7,20 @@ from typing import Any
 
 import pytest
 
-from cbench_judge.testing import FakeJudgeServer, Reply, memory_verdict
+from cbench_judge.testing import memory_verdict
+from context_bench.testing import FakeServer, Reply
 
 
 @pytest.fixture
-def judge_server() -> Iterator[Callable[..., FakeJudgeServer]]:
-    """``judge_server(responder, **options)`` starts a server; every one is stopped after the test."""
-    started: list[FakeJudgeServer] = []
+def judge_server() -> Iterator[Callable[..., FakeServer]]:
+    """``judge_server(responder, **options)`` starts a server; every one is stopped after the test.
 
-    def start(responder: Callable[[Any], Reply | str] = memory_verdict, **options: Any) -> FakeJudgeServer:
-        server = FakeJudgeServer(responder, **options).start()
+    Its replies state a judge-sized usage (100 tokens in, 10 out) unless a reply says otherwise."""
+    started: list[FakeServer] = []
+
+    def start(responder: Callable[[Any], Reply | str] = memory_verdict, **options: Any) -> FakeServer:
+        options.setdefault("usage", {"prompt_tokens": 100, "completion_tokens": 10})
+        server = FakeServer(responder, **options).start()
         started.append(server)
         return server
 

@@ -13,7 +13,7 @@ import pytest
 
 import context_bench
 from cbench_judge import MemoryJudge
-from cbench_judge.testing import Faults, Reply
+from context_bench.testing import Faults, Reply
 
 ROW = ({"question": "Where did Alice grow up?", "answer": "Paris"}, {"response": "Paris"})
 YES = {"memory_judge": 1.0, "memory_judge_raw": 1.0}
@@ -33,8 +33,8 @@ def _script(*replies):
 
 
 def test_retry_after_is_honoured(judge_server) -> None:
-    server = judge_server(_script(Reply(fault="status", status=429, headers={"Retry-After": "0.4"})))
-    judge = MemoryJudge(server.base_url, retry_base_delay=0.01)
+    server = judge_server(_script(Reply(status=429, headers={"Retry-After": "0.4"})))
+    judge = MemoryJudge(server.url, retry_base_delay=0.01)
     assert judge.score(*ROW) == YES
     first, second = server.seen
     assert second.time - first.time >= 0.4  # waited what the server asked, not the 10 ms backoff
@@ -44,16 +44,14 @@ def test_retry_after_as_an_http_date(judge_server) -> None:
     import email.utils
 
     when = email.utils.formatdate(time.time() + 1.5, usegmt=True)  # whole seconds: waits 0.5 to 1.5 s
-    server = judge_server(_script(Reply(fault="status", status=503, headers={"Retry-After": when})))
-    assert MemoryJudge(server.base_url, retry_base_delay=0.01).score(*ROW) == YES
+    server = judge_server(_script(Reply(status=503, headers={"Retry-After": when})))
+    assert MemoryJudge(server.url, retry_base_delay=0.01).score(*ROW) == YES
     assert server.seen[1].time - server.seen[0].time >= 0.4
 
 
 def test_5xx_and_resets_are_retried_with_backoff(judge_server) -> None:
-    server = judge_server(
-        _script(Reply(fault="status", status=500), Reply(fault="reset"), Reply(fault="status", status=502))
-    )
-    judge = MemoryJudge(server.base_url, max_retries=3, retry_base_delay=0.05)
+    server = judge_server(_script(Reply(status=500), Reply(fault="reset"), Reply(status=502)))
+    judge = MemoryJudge(server.url, max_retries=3, retry_base_delay=0.05)
     assert judge.score(*ROW) == YES
     times = [s.time for s in server.seen]
     assert len(times) == 4
@@ -62,16 +60,16 @@ def test_5xx_and_resets_are_retried_with_backoff(judge_server) -> None:
 
 
 def test_client_errors_are_not_retried(judge_server) -> None:
-    server = judge_server(lambda body: Reply(fault="status", status=401))
-    result = MemoryJudge(server.base_url, retry_base_delay=0.01).score(*ROW)
+    server = judge_server(lambda body: Reply(status=401))
+    result = MemoryJudge(server.url, retry_base_delay=0.01).score(*ROW)
     assert result == NO and result.failure.startswith("call_error: HTTP 401")
-    assert server.requests == 1
+    assert server.count == 1
 
 
 @pytest.mark.parametrize(
     "reply, reason",
     [
-        (Reply(content=None), "call_error: response content is null"),
+        (Reply(text=None), "call_error: response content is null"),
         (Reply(fault="empty_choices"), "call_error: response has no choices"),
         (Reply(fault="error_body"), "call_error: error in a 200 response: upstream overloaded"),
         (Reply(fault="malformed"), "call_error: malformed JSON in a 200 response"),
@@ -79,17 +77,17 @@ def test_client_errors_are_not_retried(judge_server) -> None:
 )
 def test_bad_bodies_are_failures_with_reasons(judge_server, reply, reason) -> None:
     server = judge_server(lambda body: reply)
-    result = MemoryJudge(server.base_url, max_retries=1, retry_base_delay=0.01).score(*ROW)
+    result = MemoryJudge(server.url, max_retries=1, retry_base_delay=0.01).score(*ROW)
     assert result == NO
     assert result.failure.startswith(reason)
 
 
 def test_a_hang_times_out_and_the_retry_succeeds(judge_server) -> None:
     server = judge_server(_script(Reply(fault="hang")))
-    judge = MemoryJudge(server.base_url, timeout=0.3, retry_base_delay=0.01)
+    judge = MemoryJudge(server.url, timeout=0.3, retry_base_delay=0.01)
     started = time.monotonic()
     assert judge.score(*ROW) == YES
-    assert server.requests == 2
+    assert server.count == 2
     assert time.monotonic() - started < 10  # bounded by the timeout, not by the hang (an hour)
 
 
@@ -105,13 +103,13 @@ def test_a_dead_endpoint_fails_fast_with_a_reason() -> None:
 
 
 def test_a_429_storm_pauses_the_whole_endpoint(judge_server) -> None:
-    limited = Reply(fault="status", status=429, headers={"Retry-After": "0.6"})
+    limited = Reply(status=429, headers={"Retry-After": "0.6"})
     server = judge_server(_script(*[limited] * 6))
-    judge = MemoryJudge(server.base_url, concurrency=6, retry_base_delay=0.01)
+    judge = MemoryJudge(server.url, concurrency=6, retry_base_delay=0.01)
 
     async def scenario() -> float:
         wave = [asyncio.ensure_future(judge.ascore(*ROW)) for _ in range(6)]
-        while sum(1 for s in server.seen if s.outcome == "status") < 6:
+        while sum(1 for s in server.seen if s.outcome == "429") < 6:
             await asyncio.sleep(0.01)
         await asyncio.sleep(0.05)  # the 429s have reached the client
         storm_end = server.seen[5].time
@@ -147,7 +145,7 @@ def test_fault_injection_every_row_completes(judge_server) -> None:
         }
         for i in range(120)
     ]
-    judge = MemoryJudge(server.base_url, timeout=0.25, max_retries=2, retry_base_delay=0.01)
+    judge = MemoryJudge(server.url, timeout=0.25, max_retries=2, retry_base_delay=0.01)
     result = context_bench.evaluate(None, rows, evaluators=[judge], max_concurrency=16, progress=False)
     assert len(result.rows) == 120
     assert not any(r.errors for r in result.rows)
@@ -172,7 +170,7 @@ def test_cache_makes_reruns_free_and_never_stores_keys_or_failures(judge_server,
     def respond(body):
         prompt = body["messages"][-1]["content"]
         if "Rome" in prompt and next(failures) < 100:
-            return Reply(fault="status", status=500)
+            return Reply(status=500)
         return "VERDICT: YES" if "Paris" in prompt.split("System answer:")[1] else "VERDICT: NO"
 
     server = judge_server(respond)
@@ -182,13 +180,13 @@ def test_cache_makes_reruns_free_and_never_stores_keys_or_failures(judge_server,
     ]
 
     def run():
-        judge = MemoryJudge(server.base_url, api_key="sk-cache-secret", max_retries=0, cache_dir=tmp_path)
+        judge = MemoryJudge(server.url, api_key="sk-cache-secret", max_retries=0, cache_dir=tmp_path)
         return context_bench.evaluate(None, rows, evaluators=[judge], progress=False)
 
     first = run()
-    assert server.requests == 3
+    assert server.count == 3
     second = run()
-    assert server.requests == 4  # London and Paris came from the cache; the failed Rome call was retried
+    assert server.count == 4  # London and Paris came from the cache; the failed Rome call was retried
     assert [r.scores for r in second.rows] == [r.scores for r in first.rows]
     assert second.rows[0].usage == {}  # a cached verdict cost nothing
     stored = [p.read_text() for p in tmp_path.rglob("*.json")]
@@ -201,7 +199,7 @@ def test_the_key_never_reaches_logs_errors_or_reports(judge_server, caplog) -> N
     secret = "sk-test-do-not-leak-1234"
     server = judge_server(
         lambda body: (
-            Reply(f"Incorrect API key provided: {secret}", fault="status", status=401)
+            Reply(f"Incorrect API key provided: {secret}", status=401)
             if "Rome" in str(body)
             else "VERDICT: YES"
         )
@@ -211,7 +209,7 @@ def test_the_key_never_reaches_logs_errors_or_reports(judge_server, caplog) -> N
         {"id": "2", "question": "Where?", "answer": "Paris", "response": "Rome"},
     ]
     caplog.set_level(logging.DEBUG)
-    judge = MemoryJudge(server.base_url, api_key=secret, retry_base_delay=0.01)
+    judge = MemoryJudge(server.url, api_key=secret, retry_base_delay=0.01)
     result = context_bench.evaluate(None, rows, evaluators=[judge], progress=False)
     assert server.seen[0].headers["authorization"] == f"Bearer {secret}"  # it was used...
     failure = result.rows[1].failures["memory_judge"]
@@ -223,11 +221,11 @@ def test_the_key_never_reaches_logs_errors_or_reports(judge_server, caplog) -> N
 
 def test_cancelling_a_row_cancels_its_judge_call(judge_server) -> None:
     server = judge_server(lambda body: Reply(fault="hang"), hang_seconds=30)
-    judge = MemoryJudge(server.base_url, timeout=60)
+    judge = MemoryJudge(server.url, timeout=60)
 
     async def scenario() -> None:
         task = asyncio.ensure_future(judge.ascore(*ROW))
-        while server.requests == 0:
+        while server.count == 0:
             await asyncio.sleep(0.01)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
@@ -246,7 +244,7 @@ def test_a_process_that_used_a_judge_exits_cleanly(judge_server) -> None:
     code = (
         "import asyncio, warnings; warnings.simplefilter('error');"
         "from cbench_judge import MemoryJudge;"
-        f"j = MemoryJudge({server.base_url!r});"
+        f"j = MemoryJudge({server.url!r});"
         "row = ({'question': 'q', 'answer': 'Paris'}, {'response': 'Paris'});"
         "print(j.score(*row)['memory_judge'], asyncio.run(j.ascore(*row))['memory_judge'])"
     )
@@ -258,10 +256,10 @@ def test_a_process_that_used_a_judge_exits_cleanly(judge_server) -> None:
 
 def test_unreadable_answers_are_not_cached(judge_server, tmp_path) -> None:
     server = judge_server(_script("Let me think about it."))
-    judge = MemoryJudge(server.base_url, cache_dir=tmp_path)
+    judge = MemoryJudge(server.url, cache_dir=tmp_path)
     assert judge.score(*ROW).failure.startswith("parse_error:")
     assert not list(tmp_path.rglob("*.json"))
     assert judge.score(*ROW) == YES  # asked again, answered, stored
     assert judge.score(*ROW) == YES  # from the cache
-    assert server.requests == 2
+    assert server.count == 2
     assert (judge.stats.calls, judge.stats.cached, judge.stats.parse_errors) == (2, 1, 1)

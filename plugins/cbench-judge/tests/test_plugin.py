@@ -10,9 +10,10 @@ import pytest
 
 import context_bench
 from cbench_judge import FalseMemoryRate, JudgeEvaluator, LLMJudge, MemoryJudge
-from cbench_judge.testing import Reply, memory_verdict
+from cbench_judge.testing import memory_verdict
 from cbench_judge.wiring import build_llm_judge, build_memory_judge
 from context_bench.plugins import PluginHost
+from context_bench.testing import Reply
 
 NAMES = {"MemoryJudge", "FalseMemoryRate", "LLMJudge", "JudgeEvaluator", "JudgePanel"}
 
@@ -76,7 +77,7 @@ def test_builds_from_options(tmp_path, monkeypatch) -> None:
     judge = build_memory_judge(
         {"judge_url": "http://h:1", "judge_model": "m", "judge_concurrency": 8, "cache_dir": str(tmp_path)}
     )
-    assert (judge.base_url, judge.model, judge.concurrency) == ("http://h:1", "m", 8)
+    assert (judge.url, judge.model, judge.concurrency) == ("http://h:1", "m", 8)
     assert judge._client.cache.directory == tmp_path / "judge"  # on by default with the CLI's cache dir
     no_cache = build_memory_judge(
         {"judge_url": "http://h:1", "cache_dir": str(tmp_path), "judge_no_cache": True}
@@ -90,7 +91,7 @@ def test_builds_from_options(tmp_path, monkeypatch) -> None:
         build_memory_judge({"judge_url": "http://h:1", "judge_api_key_env": "NO_SUCH_KEY_VAR"})
     monkeypatch.setenv("SOME_KEY_VAR", "sk-from-var")
     keyed = build_memory_judge({"judge_url": "http://h:1", "judge_api_key_env": "SOME_KEY_VAR"})
-    assert keyed._client._headers["Authorization"] == "Bearer sk-from-var"
+    assert keyed._client._chat._headers["Authorization"] == "Bearer sk-from-var"
 
 
 def test_autowiring_through_evaluate(judge_server) -> None:
@@ -110,7 +111,7 @@ def test_autowiring_through_evaluate(judge_server) -> None:
         None,
         {"locomo": memory_rows, "alpaca-eval": other_rows},
         progress=False,
-        options={"judge_url": server.base_url},
+        options={"judge_url": server.url},
         host=host,
     )
     by_dataset = {row.dataset: row for row in result.rows}
@@ -119,21 +120,21 @@ def test_autowiring_through_evaluate(judge_server) -> None:
     assert by_dataset["alpaca-eval"].scores["judge_score"] == 1.0
     # rows that carry a conversation, question and answer get the memory judges in any data set
     result = context_bench.evaluate(
-        None, {"my-memory": memory_rows}, progress=False, options={"judge_url": server.base_url}, host=host
+        None, {"my-memory": memory_rows}, progress=False, options={"judge_url": server.url}, host=host
     )
     assert {"memory_judge", "false_memory"} <= set(result.rows[0].scores)
     # without a judge URL nothing is wired and nothing is called
-    before = server.requests
+    before = server.count
     result = context_bench.evaluate(None, {"locomo": memory_rows}, progress=False, host=host)
     assert not {"memory_judge", "false_memory", "judge_score"} & set(result.rows[0].scores)
-    assert server.requests == before
+    assert server.count == before
 
 
 def test_strict_failures_become_row_errors(judge_server) -> None:
-    server = judge_server(lambda body: Reply(fault="status", status=500))
+    server = judge_server(lambda body: Reply(status=500))
     rows = [{"id": "1", "question": "q", "answer": "a", "response": "a", "context": "x"}]
-    strict = MemoryJudge(server.base_url, max_retries=0, strict=True)
-    lenient = FalseMemoryRate(server.base_url, max_retries=0)
+    strict = MemoryJudge(server.url, max_retries=0, strict=True)
+    lenient = FalseMemoryRate(server.url, max_retries=0)
     result = context_bench.evaluate(None, rows, evaluators=[strict, lenient], progress=False)
     row = result.rows[0]
     assert [(e.stage, e.source, e.type) for e in row.errors] == [
@@ -152,7 +153,7 @@ def test_cli_run_with_judge_options_caches_and_never_shows_the_key(judge_server,
 
     def respond(body):
         if "Rome" in str(body):
-            return Reply(fault="status", status=400)
+            return Reply(status=400)
         return "RATING: 4" if "RATING" in str(body) else memory_verdict(body)
 
     server = judge_server(respond)
@@ -185,7 +186,7 @@ def test_cli_run_with_judge_options_caches_and_never_shows_the_key(judge_server,
         "--dataset-name",
         "locomo",
         "--judge-url",
-        server.base_url,
+        server.url,
         "--judge-api-key-env",
         "MY_JUDGE_KEY",
         "--judge-model",
@@ -213,9 +214,9 @@ def test_cli_run_with_judge_options_caches_and_never_shows_the_key(judge_server,
     assert secret not in first.stdout + first.stderr
     # a re-run costs only the calls that failed the first time
     failed_calls = sum(1 for s in server.seen if "Rome" in str(s.body))
-    before = server.requests
+    before = server.count
     second = subprocess.run(command, capture_output=True, text=True, env=env, timeout=120)
     assert second.returncode == 0, second.stderr
-    retried = server.requests - before
+    retried = server.count - before
     assert 0 < retried <= failed_calls
     assert all("Rome" in str(s.body) for s in server.seen[before:])

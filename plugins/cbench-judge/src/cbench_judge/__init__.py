@@ -12,7 +12,6 @@ _LAZY = {
     "FalseMemoryRate": "memory",
     "LLMJudge": "rating",
     "JudgeEvaluator": "template_judge",
-    "Judge": "template_judge",
     "JudgePanel": "template_judge",
     "judge_score": "template_judge",
     "ajudge_score": "template_judge",

@@ -7,13 +7,12 @@ from pathlib import Path
 from typing import Any
 
 from context_bench import Scores
+from context_bench.client import RetryPolicy, api_key_from
 
 from . import loop
 from .client import JudgeClient, JudgeStats
 from .defaults import DEFAULT_CONCURRENCY, DEFAULT_MODEL
-from .errors import JudgeError, JudgeInputError
-from .retry import RetryPolicy
-from .urls import api_key_from
+from .errors import JudgeConfigError, JudgeError, JudgeInputError
 
 
 def require(row: Mapping[str, Any], key: str, where: str, evaluator: str) -> Any:
@@ -23,6 +22,15 @@ def require(row: Mapping[str, Any], key: str, where: str, evaluator: str) -> Any
     if key not in row or row[key] is None:
         raise JudgeInputError(f"{evaluator}: {where}[{key!r}] is missing")
     return row[key]
+
+
+def spelled(value: Any, old: Any, name: str, old_name: str, where: str) -> Any:
+    """A setting given by its name in the judge vocabulary or by the old spelling a seed uses, not both."""
+    if old is None:
+        return value
+    if value is not None:
+        raise JudgeConfigError(f"{where}: give {name!r} or its old spelling {old_name!r}, not both")
+    return old
 
 
 def as_text(value: Any) -> str:
@@ -62,36 +70,48 @@ class BaseJudge:
 
     Both run the call on the plugin's judge loop, so ``score`` works from any thread, including one
     whose own event loop is running.  Public attributes are the configuration (the runner hashes them
-    into its cache keys); the key lives only inside the client.
+    into its cache keys); the key lives only inside the client.  The judge vocabulary is ``url``,
+    ``model``, ``api_key_env`` (or the key itself as ``api_key``) and ``concurrency``; ``base_url``
+    is the old spelling of ``url``.
     """
 
     name = "judge"
 
     def __init__(
         self,
-        base_url: str,
+        url: str | None = None,
         model: str = DEFAULT_MODEL,
         api_key: str | None = None,
         timeout: float = 60.0,
         max_retries: int = 3,
         retry_base_delay: float = 1.0,
         *,
+        api_key_env: str | None = None,
         concurrency: int = DEFAULT_CONCURRENCY,
         cache_dir: str | Path | None = None,
         strict: bool = False,
         max_tokens: int | None = 512,
+        base_url: str | None = None,
     ) -> None:
-        self.base_url = base_url
+        url = spelled(url, base_url, "url", "base_url", type(self).__name__)
+        if url is None:
+            raise JudgeConfigError(f"{type(self).__name__} needs the judge endpoint's url")
+        self.url = url
         self.model = model
+        self.api_key_env = api_key_env
         self.timeout = timeout
         self.max_retries = max_retries
         self.retry_base_delay = retry_base_delay
         self.concurrency = concurrency
         self.strict = strict
+        try:
+            key = api_key_from(api_key, api_key_env)
+        except ValueError as exc:
+            raise JudgeConfigError(f"{type(self).__name__}: {exc}") from None
         self._client = JudgeClient(
-            base_url,
+            url,
             model,
-            api_key=api_key_from(api_key),
+            api_key=key,
             timeout=timeout,
             retry=RetryPolicy(max_retries=max_retries, base_delay=retry_base_delay),
             concurrency=concurrency,
@@ -100,7 +120,7 @@ class BaseJudge:
         )
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(base_url={self.base_url!r}, model={self.model!r})"
+        return f"{type(self).__name__}(url={self.url!r}, model={self.model!r})"
 
     @property
     def stats(self) -> JudgeStats:

@@ -20,7 +20,7 @@ import attrs
 
 
 @attrs.frozen
-class Completion:
+class Answer:
     """A judge's answer: its text, the tokens it cost (``None`` when served from the cache) and, for a
     fresh answer that may be cached, its request key."""
 
@@ -44,7 +44,7 @@ class ResponseCache:
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
 
-    def get(self, key: str) -> Completion | None:
+    def get(self, key: str) -> Answer | None:
         try:
             data = json.loads(self._path(key).read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -52,9 +52,9 @@ class ResponseCache:
         content = data.get("content") if isinstance(data, dict) else None
         if not isinstance(content, str):
             return None
-        return Completion(content=content, cached=True)
+        return Answer(content=content, cached=True)
 
-    def put(self, key: str, completion: Completion, url: str, model: str) -> None:
+    def put(self, key: str, completion: Answer, url: str, model: str) -> None:
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         entry = {"url": url, "model": model, "content": completion.content, "usage": completion.usage}

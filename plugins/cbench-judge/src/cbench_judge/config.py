@@ -9,20 +9,23 @@ from typing import Any
 
 import attrs
 
+from context_bench.client import RetryPolicy, api_key_from, chat_completions_url
+
 from .client import JudgeClient
 from .defaults import DEFAULT_CONCURRENCY
 from .errors import JudgeConfigError
-from .retry import RetryPolicy
-from .urls import api_key_from, api_key_from_variable, chat_completions_url
+
+#: NeMo's judge config format names three settings its own way; both spellings are read.
+NEMO_SPELLINGS = {"model_id": "model", "api_key": "api_key_env", "parallelism": "concurrency"}
 
 _KEYS = (
     "url",
-    "model_id",
-    "api_key",
+    "model",
+    "api_key_env",
     "temperature",
     "top_p",
     "max_new_tokens",
-    "parallelism",
+    "concurrency",
     "max_retries",
     "request_timeout",
     "cache_dir",
@@ -42,16 +45,18 @@ def _at_least(kind: type | tuple[type, ...], low: float):
 
 @attrs.frozen
 class JudgeConfig:
-    """One judge: ``{"url", "model_id", "api_key" (the NAME of an environment variable), "temperature",
-    "top_p", "max_new_tokens", "parallelism", "max_retries", "request_timeout"}`` (+ ``cache_dir``)."""
+    """One judge: ``{"url", "model", "api_key_env" (the NAME of an environment variable),
+    "temperature", "top_p", "max_new_tokens", "concurrency", "max_retries", "request_timeout"}``
+    (+ ``cache_dir``); NeMo's ``model_id``, ``api_key`` and ``parallelism`` are read as ``model``,
+    ``api_key_env`` and ``concurrency``."""
 
     url: str = attrs.field(validator=attrs.validators.instance_of(str))
-    model_id: str = attrs.field(validator=attrs.validators.instance_of(str))
-    api_key: str | None = attrs.field(default=None, validator=_optional(str))
+    model: str = attrs.field(validator=attrs.validators.instance_of(str))
+    api_key_env: str | None = attrs.field(default=None, validator=_optional(str))
     temperature: float = attrs.field(default=0.0, validator=_at_least(_NUMBER, 0))
     top_p: float | None = attrs.field(default=None, validator=_optional(_NUMBER))
     max_new_tokens: int | None = attrs.field(default=None, validator=_optional(int))
-    parallelism: int = attrs.field(default=DEFAULT_CONCURRENCY, validator=_at_least(int, 1))
+    concurrency: int = attrs.field(default=DEFAULT_CONCURRENCY, validator=_at_least(int, 1))
     max_retries: int = attrs.field(default=3, validator=_at_least(int, 0))
     request_timeout: float = attrs.field(default=60.0, validator=_at_least(_NUMBER, 0.001))
     cache_dir: str | None = attrs.field(default=None, converter=attrs.converters.optional(str))
@@ -62,28 +67,41 @@ class JudgeConfig:
             return mapping
         if not isinstance(mapping, Mapping):
             raise JudgeConfigError(
-                f"{where} must be a mapping with 'url' and 'model_id', got {type(mapping).__name__}"
+                f"{where} must be a mapping with 'url' and 'model', got {type(mapping).__name__}"
             )
-        unknown = sorted(set(mapping) - set(_KEYS))
+        unknown = sorted(set(mapping) - set(_KEYS) - set(NEMO_SPELLINGS))
         if unknown:
-            raise JudgeConfigError(f"{where} has unknown keys {unknown}; known keys: {', '.join(_KEYS)}")
-        for key in ("url", "model_id"):
-            if not mapping.get(key):
-                raise JudgeConfigError(f"{where} needs {key!r}")
+            known = ", ".join((*_KEYS, *NEMO_SPELLINGS))
+            raise JudgeConfigError(f"{where} has unknown keys {unknown}; known keys: {known}")
+        given = {}  # our name -> the name the mapping used, so an error names what the user wrote
+        values = {}
+        for key, value in mapping.items():
+            name = NEMO_SPELLINGS.get(key, key)
+            if name in given:
+                raise JudgeConfigError(f"{where} gives both {given[name]!r} and {key!r}")
+            given[name] = key
+            if value is not None:
+                values[name] = value
+        for name in ("url", "model"):
+            if not values.get(name):
+                raise JudgeConfigError(f"{where} needs {given.get(name, name)!r}")
         try:
-            config = cls(**{k: v for k, v in mapping.items() if v is not None})
+            config = cls(**values)
             chat_completions_url(config.url)
         except (TypeError, ValueError) as exc:
             # attrs validators raise with (message, attribute, ...) as their arguments
             message = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
+            for name, key in given.items():
+                message = message.replace(f"'{name}'", f"'{key}'")
             raise JudgeConfigError(f"{where}: {message}") from None
         return config
 
     def resolve_key(self, where: str) -> str | None:
         """The key's value; a named variable that is unset is a setup error, not a thousand CALL_ERRORs."""
-        if self.api_key is None:
-            return api_key_from(None)
-        return api_key_from_variable(self.api_key, f"{where}['api_key']")
+        try:
+            return api_key_from(None, self.api_key_env)
+        except ValueError as exc:
+            raise JudgeConfigError(f"{where}: {exc}") from None
 
 
 _clients: dict[tuple[JudgeConfig, str], JudgeClient] = {}
@@ -100,11 +118,11 @@ def client_for(
         if client is None:
             client = _clients[key] = JudgeClient(
                 config.url,
-                config.model_id,
+                config.model,
                 api_key=config.resolve_key(where),
                 timeout=config.request_timeout,
                 retry=RetryPolicy(max_retries=config.max_retries),
-                concurrency=config.parallelism,
+                concurrency=config.concurrency,
                 cache_dir=config.cache_dir,
                 parameters={
                     "temperature": config.temperature,

@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from context_bench import Scores
 
 from .base import BaseJudge, as_text, require
 from .context import fit_turns, turns_of
-from .defaults import DEFAULT_CONCURRENCY, DEFAULT_MODEL
 from .errors import JudgeInputError
 from .verdicts import parse_yes_no
 
@@ -78,33 +76,11 @@ class FalseMemoryRate(BaseJudge):
 
     name = "false_memory_rate"
 
-    def __init__(
-        self,
-        base_url: str,
-        model: str = DEFAULT_MODEL,
-        api_key: str | None = None,
-        timeout: float = 60.0,
-        max_retries: int = 3,
-        retry_base_delay: float = 1.0,
-        *,
-        concurrency: int = DEFAULT_CONCURRENCY,
-        cache_dir: str | Path | None = None,
-        strict: bool = False,
-        context_chars: int | None = None,
-    ) -> None:
+    def __init__(self, *args: Any, context_chars: int | None = None, **options: Any) -> None:
+        """:class:`~cbench_judge.base.BaseJudge`'s arguments, plus ``context_chars``."""
         if context_chars is not None and (not isinstance(context_chars, int) or context_chars <= 0):
             raise ValueError(f"context_chars must be a positive integer or None, got {context_chars!r}")
-        super().__init__(
-            base_url,
-            model,
-            api_key,
-            timeout,
-            max_retries,
-            retry_base_delay,
-            concurrency=concurrency,
-            cache_dir=cache_dir,
-            strict=strict,
-        )
+        super().__init__(*args, **options)
         self.context_chars = context_chars
 
     async def _score(self, original: Mapping[str, Any], processed: Mapping[str, Any]) -> Scores:

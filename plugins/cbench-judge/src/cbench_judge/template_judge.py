@@ -13,7 +13,7 @@ import attrs
 from context_bench import Scores
 
 from . import loop
-from .base import as_text, verdict
+from .base import as_text, spelled, verdict
 from .config import JudgeConfig, client_for
 from .defaults import DEFAULT_MODEL
 from .errors import JudgeConfigError, JudgeError, JudgeInputError
@@ -200,30 +200,38 @@ def _as_dict(config: JudgeConfig) -> dict[str, Any]:
 
 
 def _shorthand(
-    judge: Mapping[str, Any] | None, base_url: str | None, model: str | None, api_key_env: str | None
+    judge: Mapping[str, Any] | None,
+    url: str | None,
+    model: str | None,
+    api_key_env: str | None,
+    concurrency: int | None,
 ) -> Mapping[str, Any]:
     if judge is not None:
         return judge
-    if base_url is None:
-        raise JudgeConfigError("a judge needs either judge={...} or base_url=")
-    return {"url": base_url, "model_id": model or DEFAULT_MODEL, "api_key": api_key_env}
+    if url is None:
+        raise JudgeConfigError("a judge needs either judge={...} or url=")
+    shorthand = {"url": url, "model": model or DEFAULT_MODEL, "api_key_env": api_key_env}
+    return shorthand if concurrency is None else {**shorthand, "concurrency": concurrency}
 
 
 class JudgeEvaluator(_TemplateJudgeBase):
     """:func:`judge_score` as an evaluator: ``{name: score}`` (``judge_score`` by default).
 
-    The judge is ``judge={...}`` in the ``sample.config`` layout, or ``base_url=``/``model=``/
-    ``api_key_env=``.  The question is ``original["question"]`` (or prompt/instruction/input), the
-    reference ``original["answer"]``, the response ``processed["response"]``.
+    The judge is ``judge={...}`` in the ``sample.config`` layout, or ``url=``/``model=``/
+    ``api_key_env=``/``concurrency=`` (``base_url=`` is the old spelling of ``url=``).  The question
+    is ``original["question"]`` (or prompt/instruction/input), the reference ``original["answer"]``,
+    the response ``processed["response"]``.
     """
 
     def __init__(
         self,
         judge: Mapping[str, Any] | None = None,
         *,
-        base_url: str | None = None,
+        url: str | None = None,
         model: str | None = None,
         api_key_env: str | None = None,
+        concurrency: int | None = None,
+        base_url: str | None = None,
         template: str = "binary_qa",
         criteria: str = "",
         grade_pattern: str | None = None,
@@ -236,7 +244,11 @@ class JudgeEvaluator(_TemplateJudgeBase):
     ) -> None:
         self.name = name
         self._setup(
-            {"judge": _shorthand(judge, base_url, model, api_key_env)},
+            {
+                "judge": _shorthand(
+                    judge, spelled(url, base_url, "url", "base_url", name), model, api_key_env, concurrency
+                )
+            },
             template,
             criteria,
             grade_pattern,
@@ -254,9 +266,6 @@ class JudgeEvaluator(_TemplateJudgeBase):
         sample = _sample(original, processed, self._judges, self.name)
         result = await self._grade(sample, "judge")
         return Scores({self.name: result["judge_score"]}, failure=result.failure, usage=result.usage)
-
-
-Judge = JudgeEvaluator
 
 
 class JudgePanel(_TemplateJudgeBase):

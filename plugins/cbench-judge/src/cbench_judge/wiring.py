@@ -17,26 +17,24 @@ from .templates import BUILTIN
 
 
 def _common(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options' judge settings in the judge vocabulary, which every judge takes as they are."""
     url = options.get("judge_url")
     if not url:
         raise UsageError("the judge evaluators need --judge-url")
     variable = options.get("judge_api_key_env")
-    api_key = None
-    if variable:
-        api_key = os.environ.get(variable)
-        if not api_key:
-            raise UsageError(f"--judge-api-key-env names {variable!r}, which is not set in the environment")
+    if variable and not os.environ.get(variable):
+        raise UsageError(f"--judge-api-key-env names {variable!r}, which is not set in the environment")
     concurrency = options.get("judge_concurrency") or DEFAULT_CONCURRENCY
     if not isinstance(concurrency, int) or concurrency < 1:
         raise UsageError(f"--judge-concurrency must be a positive integer, got {concurrency!r}")
     cache_dir = options.get("cache_dir")
     return {
-        "base_url": url,
-        "api_key": api_key,
+        "url": url,
+        "model": options.get("judge_model") or DEFAULT_MODEL,
+        "api_key_env": variable or None,
         "concurrency": concurrency,
         "cache_dir": None if not cache_dir or options.get("judge_no_cache") else Path(cache_dir) / "judge",
         "strict": bool(options.get("judge_strict")),
-        **({"model": options["judge_model"]} if options.get("judge_model") else {}),
     }
 
 
@@ -48,13 +46,7 @@ def build_llm_judge(options: Mapping[str, Any]) -> Any:
         return LLMJudge(**common)
     if template not in BUILTIN:
         raise UsageError(f"--judge-template {template!r}: choose one of {', '.join(sorted(BUILTIN))}")
-    judge = {
-        "url": common["base_url"],
-        "model_id": common.get("model") or DEFAULT_MODEL,
-        "parallelism": common["concurrency"],
-        "api_key": options.get("judge_api_key_env") or None,
-    }
-    return JudgeEvaluator(judge, template=template, strict=common["strict"], cache_dir=common["cache_dir"])
+    return JudgeEvaluator(template=template, **common)
 
 
 def build_memory_judge(options: Mapping[str, Any]) -> MemoryJudge:

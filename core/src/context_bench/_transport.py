@@ -1,4 +1,4 @@
-"""A lean HTTP/1.1 connection layer for httpx, on asyncio streams.
+"""A lean HTTP/1.1 connection layer for httpx, on asyncio streams: the async client's fast transport.
 
 httpx stays the client (requests, responses, timeouts, error types); this replaces only its default
 connection pool.  Under a judge run's load (64 requests in flight, a few hundred per second) the
@@ -7,7 +7,7 @@ its size, three socket writes per request, an anyio layer per read.  Here a requ
 a pool checkout is a deque pop, and a response is read with two stream calls.
 
 Plain HTTP/1.1 only: keep-alive, Content-Length and chunked bodies, TLS through the default
-context.  Where a proxy applies the judge client uses httpx's own transport instead.
+context.  Where a proxy applies, :mod:`context_bench.client` uses httpx's own transport instead.
 """
 
 from __future__ import annotations

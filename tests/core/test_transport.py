@@ -9,7 +9,7 @@ import json
 import httpx
 import pytest
 
-from cbench_judge.transport import StreamTransport
+from context_bench._transport import StreamTransport
 
 BODY = json.dumps({"choices": [{"message": {"content": "VERDICT: YES"}}]}).encode()
 
