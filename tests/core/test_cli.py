@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from context_bench.cli import _with_default_command, main, sample_path
+from context_bench.cli import main, sample_path, with_default_command
 from context_bench.loopback import LoopbackServer, last_user_message
 
 
@@ -93,9 +93,9 @@ def test_refused_endpoint_is_one_line(capsys, tmp_path):
 
 
 def test_flags_without_a_subcommand_mean_run(capsys, tmp_path):
-    assert _with_default_command(["--proxy", "u", "--dataset", "d"])[0] == "run"
-    assert _with_default_command(["-p", "no:x", "--proxy", "u"])[:3] == ["-p", "no:x", "run"]
-    assert _with_default_command(["--help"]) == ["--help"]
+    assert with_default_command(["--proxy", "u", "--dataset", "d"])[0] == "run"
+    assert with_default_command(["-p", "no:x", "--proxy", "u"])[:3] == ["-p", "no:x", "run"]
+    assert with_default_command(["--help"]) == ["--help"]
     data = tmp_path / "d.jsonl"
     data.write_text(json.dumps({"id": "1", "question": "capital of France", "answer": "Paris"}) + "\n")
     with LoopbackServer(lambda body: "Paris" if "France" in last_user_message(body) else "?") as server:

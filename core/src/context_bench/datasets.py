@@ -140,7 +140,7 @@ def load(
         raise UsageError(f"unknown data set {spec!r}: not a file and not a registered data set ({names})")
     _, dspec = found
     if kind is not None and dspec.kind != kind:
-        command = "context-bench memory" if dspec.kind == "memory" else "context-bench run"
+        command = "context-bench run" if dspec.kind == "rows" else f"context-bench {dspec.kind}"
         raise UsageError(f"{dspec.name} is a {dspec.kind} data set: use `{command} --dataset {spec}`")
     try:
         loaded = resolve(dspec.loader)(**kwargs)

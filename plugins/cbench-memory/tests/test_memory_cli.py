@@ -225,7 +225,7 @@ def test_killed_memory_run_resumes_without_loss(tmp_path):
 
 
 def test_the_worked_example_in_the_docs_runs(world, fixtures, tmp_path, monkeypatch, capsys):
-    docs = Path(__file__).parents[2] / "docs" / "memory.md"
+    docs = Path(__file__).parents[3] / "docs" / "memory.md"
     example = re.search(r"```python\n(# my_memory\.py\n.*?)```", docs.read_text(), re.S)[1]
     example = example.replace("http://localhost:8080", world.url).replace('"gpt-4o-mini"', repr(world.model))
     (tmp_path / "my_memory.py").write_text(example)

@@ -4,7 +4,8 @@ Two passes.  The memory pass runs each conversation (reset, ingest, then every q
 with conversations in parallel, and appends every answer to the run cache the moment it arrives.
 The scoring pass is :func:`context_bench.evaluate` itself, over one row per QA pair, with a
 stand-in system that hands back the recorded answers: evaluators, caching of scores, error
-accounting and the summary are the runner's own.
+accounting and the summary are the runner's own.  Both passes share one :class:`RunCache`, and the
+scoring pass is a ``run="memory"`` run: auto-wire rules say themselves whether they serve it.
 """
 
 from __future__ import annotations
@@ -19,22 +20,20 @@ from typing import Any
 
 import attrs
 
-from .cache import RunCache
-from .datasets import Dataset, MalformedRow
-from .errors import UsageError
-from .identity import content_hash, identity
-from .memory_data import Conversation, memory_rows
-from .metrics import percentile
-from .plugins import PluginHost, get_host
-from .progress import Progress
-from .records import EvalResult, EvalRow
-from .runner import evaluate
+from context_bench.cache import RunCache
+from context_bench.datasets import Dataset, MalformedRow
+from context_bench.errors import UsageError
+from context_bench.identity import content_hash, identity
+from context_bench.metrics import percentile
+from context_bench.plugins import PluginHost
+from context_bench.progress import Progress
+from context_bench.records import EvalResult, EvalRow
+from context_bench.runner import evaluate
+
+from .layout import Conversation, memory_rows
 
 #: Numeric keys of a query result that the row keeps (tokens become EvalRow fields, others meta).
 _RESULT_NUMBERS = ("input_tokens", "output_tokens", "cost", "context_tokens")
-
-#: cbench-judge's general 1-5 rating, left out of memory runs unless asked for.
-RATING_JUDGE = "LLMJudge"
 
 
 class IngestFailed(RuntimeError):
@@ -228,8 +227,7 @@ def _named(dataset: Any, dataset_name: str | None) -> list[tuple[str, Iterable[A
         return list(dataset.items())
     if isinstance(dataset, (str, Path)):
         raise TypeError(
-            "evaluate_memory() takes conversations, not a path: use "
-            "context_bench.memory_data.load_memory(path)"
+            "evaluate_memory() takes conversations, not a path: use cbench_memory.load_memory(path)"
         )
     if isinstance(dataset, Mapping):
         dataset = [dataset]
@@ -276,7 +274,7 @@ def evaluate_memory(
     ``systems`` is a memory system, a factory (a class or zero-argument callable; each conversation
     gets its own instance, so conversations run concurrently), or a list of them; a plain instance
     serves one conversation at a time.  ``dataset`` is an iterable of conversations in the layout of
-    :mod:`context_bench.memory_data`, a :class:`Dataset`, or a mapping name -> conversations.
+    :mod:`cbench_memory.layout`, a :class:`Dataset`, or a mapping name -> conversations.
     ``max_examples`` caps the QA rows per data set (only conversations holding them are run).  Every
     QA pair becomes a row scored by ``evaluators`` (auto-wired when None) with a per-``qa_type``
     breakdown; ``row.meta`` holds ``conversation_id``, ``qa_type`` and ``ingest_latency``.  With
@@ -304,44 +302,25 @@ def evaluate_memory(
         bar.close()
         if cache is not None:
             cache.close()
-    host = host or get_host()
-    result = evaluate(
+    examples = {
+        (row["dataset"], row["id"]): row for _, rows, _ in plans for row in rows if isinstance(row, dict)
+    }
+    return evaluate(
         [entry.stand_in for entry in entries],
         {name: rows for name, rows, _ in plans},
         evaluators,
         [MemoryFigures(), *(metrics or ())],
         max_concurrency=max_concurrency,
-        cache_dir=cache_dir,
+        cache=cache,
         progress=progress,
         options=options,
         add_evaluators=add_evaluators,
-        exclude_evaluators=[*exclude_evaluators, *_unasked_rating(host, add_evaluators, options)],
+        exclude_evaluators=exclude_evaluators,
         host=host,
         breakdown=("qa_type",),
+        run="memory",
+        finish_row=lambda row: _lift_meta(row, examples.get((row.dataset, row.example_id))),
     )
-    examples = {
-        (row["dataset"], row["id"]): row for _, rows, _ in plans for row in rows if isinstance(row, dict)
-    }
-    for row in result.rows:
-        _lift_meta(row, examples.get((row.dataset, row.example_id)))
-    if result.summarize is not None:
-        if cache is not None and cache.failure and cache.failure not in result.summarize.notices:
-            result.summarize.notices.append(cache.failure)  # the answer pass stopped caching
-        result.summary = result.summarize(result.rows)
-    return result
-
-
-def _unasked_rating(host: PluginHost, add: Sequence[Any], options: Mapping[str, Any] | None) -> list[str]:
-    """LLMJudge wires itself to every data set when a judge is configured; a memory run is judged by
-    MemoryJudge and FalseMemoryRate instead, unless the 1-5 rating (or a template judge) is asked for."""
-    asked = {str(e).lower() for e in add if isinstance(e, str)}
-    if (
-        not host.has_evaluator(RATING_JUDGE)
-        or RATING_JUDGE.lower() in asked
-        or (options or {}).get("judge_template")
-    ):
-        return []
-    return [RATING_JUDGE]
 
 
 def _pending(entry: _Entry, conv: Conversation, cache: RunCache | None) -> list[dict[str, Any]]:
