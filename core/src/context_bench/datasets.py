@@ -121,7 +121,8 @@ def load(
 ) -> Dataset:
     """Resolve ``--dataset NAME|PATH``: an existing file, else a registered data set name.
 
-    ``kind`` ("rows" or "memory") refuses a registered data set of the other kind before loading it.
+    ``kind`` (one of ``specs.RUN_KINDS``) refuses a registered data set of another kind before
+    loading it, naming the command that runs it (``context-bench <kind>``, or ``run`` for rows).
     """
     path = Path(spec)
     if path.is_file():
