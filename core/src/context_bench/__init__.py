@@ -25,7 +25,8 @@ from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec
 __version__ = "1.0.0"
 
 #: ``evaluate_memory`` and ``MemorySystem`` live in the cbench-memory plugin; the seeds import them
-#: from here, so they resolve from it when it is installed.
+#: from here, so they resolve from it when it is installed (and stay out of ``__all__``, so that
+#: ``import *`` works without it).
 _LAZY = {
     "evaluate": ".runner",
     "evaluate_memory": ("cbench_memory", "cbench-memory"),
@@ -45,7 +46,6 @@ __all__ = [
     "Evaluator",
     "EvaluatorNotFound",
     "EvaluatorSpec",
-    "MemorySystem",
     "Metric",
     "PLUGIN_API_VERSION",
     "PluginError",
@@ -54,7 +54,6 @@ __all__ = [
     "System",
     "UsageError",
     "evaluate",
-    "evaluate_memory",
     "hookimpl",
 ]
 
