@@ -80,17 +80,19 @@ class Wirer:
             for plugin, r in self.host.plugin_rules()
             if r.evaluator == spec.name and r.build is not None
         ]
+        plugin, build = builds[0] if builds else ("", None)
         try:
-            return self._build(spec.name, *(builds[0] if builds else (None, None)))
+            return self._build(spec.name, build, plugin)
         except ContextBenchError:
             raise
         except Exception as exc:  # noqa: BLE001 - the user asked for it: say why it cannot be had
             raise UsageError(f"cannot build evaluator {evaluator}: {type(exc).__name__}: {exc}") from exc
 
-    def _build(self, name: str, plugin: str | None, build: Any) -> Any:
+    def _build(self, name: str, build: Any, plugin: str) -> Any:
+        """Built once per run; ``build`` gets the options of the ``plugin`` whose rule names it."""
         key = (name, build)
         if key not in self._built:
-            if build is None or plugin is None:
+            if build is None:
                 self._built[key] = resolve(self.host.find_evaluator(name).factory)()
             else:
                 self._built[key] = resolve(build)(self.host.options_for(plugin, self.options))
@@ -105,7 +107,7 @@ class Wirer:
             self._hint(rule.evaluator, rule.datasets or rule.fields)
             return None
         try:
-            return self._build(rule.evaluator, plugin, rule.build)
+            return self._build(rule.evaluator, rule.build, plugin)
         except ContextBenchError:
             raise  # a setup mistake the user must fix (an unset API key variable): stop, in one line
         except Exception as exc:  # noqa: BLE001 - a broken plugin costs its evaluator, not the run

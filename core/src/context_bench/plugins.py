@@ -338,7 +338,7 @@ class PluginHost:
         return name in self._evaluators
 
     def rules(self) -> list[AutowireRule]:
-        return [rule for info in self.loaded() for rule in info.rules]
+        return [rule for _, rule in self.plugin_rules()]
 
     def plugin_rules(self) -> list[tuple[str, AutowireRule]]:
         """Every (plugin name, rule), in registration order: whose options a rule's build gets."""
