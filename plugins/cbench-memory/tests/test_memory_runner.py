@@ -8,9 +8,9 @@ from functools import partial
 
 import pytest
 
+from cbench_memory import IngestFailed, QueryFailed
 from cbench_memory.baselines import BM25Memory, FullContextMemory
 from cbench_memory.loaders import load_locomo, load_longmemeval
-from cbench_memory.run import IngestFailed, QueryFailed
 from context_bench import UsageError, evaluate_memory
 from context_bench.loopback import LoopbackServer, Reply
 from context_bench.systems import OpenAIProxy

@@ -11,9 +11,9 @@ from context_bench.lazy import lazy_getattr
 
 _LAZY = {
     "evaluate_memory": ".run",
-    "MemoryFigures": ".run",
-    "IngestFailed": ".run",
-    "QueryFailed": ".run",
+    "MemoryFigures": ".figures",
+    "IngestFailed": ".answers",
+    "QueryFailed": ".answers",
     "MemorySystem": ".protocol",
     "Conversation": ".layout",
     "memory_rows": ".layout",
