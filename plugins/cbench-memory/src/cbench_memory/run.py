@@ -1,6 +1,6 @@
 """``evaluate_memory``: run memory systems over conversations, then score the answers like any run.
 
-Two passes.  The memory pass runs each conversation (reset, ingest, then every question in order)
+Two passes.  The answer pass runs each conversation (reset, ingest, then every question in order)
 with conversations in parallel, and appends every answer to the run cache the moment it arrives.
 The scoring pass is :func:`context_bench.evaluate` itself, over one row per QA pair, with a
 stand-in system that hands back the recorded answers: evaluators, caching of scores, error
@@ -133,7 +133,7 @@ def evaluate_memory(
 
 
 def _lift_meta(row: EvalRow, example: Mapping[str, Any] | None) -> None:
-    """Meta a memory row carries: what the memory pass recorded beside the answer (``ingest_latency``,
+    """Meta a memory row carries: what the answer pass recorded beside the answer (``ingest_latency``,
     ``context_tokens``), the conversation id and the QA type."""
     row.meta.update(row.meta.pop("output", None) or {})
     if example is not None:
