@@ -116,7 +116,7 @@ def evaluators(url: str) -> list[Any]:
 
 def sequential(make_system: Any, data: list[dict[str, Any]], judges: list[Any]) -> list[dict[str, float]]:
     """Today's memory runner: one conversation, one question, one score at a time."""
-    from context_bench.memory_data import memory_rows
+    from cbench_memory.layout import memory_rows
 
     scores = []
     for conv in memory_rows(data, "bench"):
@@ -147,8 +147,8 @@ def main() -> int:
         serve(args.latency)
         return 0
 
+    from cbench_memory.baselines import FullContextMemory
     from context_bench import evaluate_memory
-    from context_bench.memory_systems import FullContextMemory
     from context_bench.systems import OpenAIProxy
 
     server = subprocess.Popen(

@@ -8,8 +8,17 @@ import sys
 
 import pytest
 
-from context_bench.cli import _with_default_command, main, sample_path
-from context_bench.testing import FakeServer, last_user_message
+from context_bench import AutowireRule, CommandSpec, EvaluatorSpec, UsageError, hookimpl
+from context_bench.cli import (
+    RunOptions,
+    add_run_options,
+    build_parser,
+    emit,
+    main,
+    sample_path,
+    with_default_command,
+)
+from context_bench.testing import FakeServer, isolated_host, last_user_message
 
 
 def run_cli(capsys, *argv):
@@ -93,9 +102,9 @@ def test_refused_endpoint_is_one_line(capsys, tmp_path):
 
 
 def test_flags_without_a_subcommand_mean_run(capsys, tmp_path):
-    assert _with_default_command(["--proxy", "u", "--dataset", "d"])[0] == "run"
-    assert _with_default_command(["-p", "no:x", "--proxy", "u"])[:3] == ["-p", "no:x", "run"]
-    assert _with_default_command(["--help"]) == ["--help"]
+    assert with_default_command(["--proxy", "u", "--dataset", "d"])[0] == "run"
+    assert with_default_command(["-p", "no:x", "--proxy", "u"])[:3] == ["-p", "no:x", "run"]
+    assert with_default_command(["--help"]) == ["--help"]
     data = tmp_path / "d.jsonl"
     data.write_text(json.dumps({"id": "1", "question": "capital of France", "answer": "Paris"}) + "\n")
     with FakeServer(lambda body: "Paris" if "France" in last_user_message(body) else "?") as server:
@@ -210,3 +219,65 @@ def test_a_closed_pipe_is_not_a_traceback():
     child.stdout.close()
     err = child.stderr.read()
     assert child.wait(timeout=60) == 0 and "Traceback" not in err and "BrokenPipe" not in err
+
+
+def test_without_cbench_memory_there_is_no_memory_command(capsys):
+    parser = build_parser(isolated_host())
+    with pytest.raises(UsageError, match="invalid choice: 'memory'"):
+        parser.parse_args(["memory", "--help"])
+
+
+def test_a_plugin_command_reuses_the_run_flags(capsys, tmp_path):
+    """A third party's command: its own argument, the shared run flags typed, its own options only."""
+    seen: dict = {}
+
+    class Echo:
+        name = "echo"
+
+        def score(self, original, processed):
+            return {"echoed": float(processed["response"] == original["word"])}
+
+    def configure(parser, host):
+        parser.add_argument("--word", required=True)
+        add_run_options(parser, host)
+
+    def run(args, host):
+        import context_bench
+
+        options = RunOptions.from_args(args, host)
+        rows = [{"id": "1", "word": args.word, "response": args.word}]
+        return emit(context_bench.evaluate(None, rows, host=host, **options.evaluate_kwargs()), options)
+
+    class Plugin:
+        CBENCH_PLUGIN_API = 1
+
+        @hookimpl
+        def cbench_register_commands(self, register):
+            register(CommandSpec("echo", "say a word back", configure, run))
+
+        @hookimpl
+        def cbench_register_evaluators(self, register):
+            register(EvaluatorSpec("Echo", Echo))
+
+        @hookimpl
+        def cbench_register_autowire(self, register):
+            register(
+                AutowireRule("Echo", datasets=("*",), build=lambda options: seen.update(options) or Echo())
+            )
+
+        @hookimpl
+        def cbench_add_options(self, group):
+            group.add_argument("--echo-level", dest="echo_level", type=int)
+
+    host = isolated_host(Plugin())
+    argv = ["echo", "--word", "hi", "--echo-level", "2", "--cache-dir", str(tmp_path), "--output", "json"]
+    args = build_parser(host).parse_args([*argv, "--no-progress"])
+    options = RunOptions.from_args(args, host)
+    assert options.plugin_options == {"echo_level": 2} and options.cache_dir == str(tmp_path)
+    assert args.handler(args, host) == 0
+    assert json.loads(capsys.readouterr().out)["rows"][0]["scores"]["echoed"] == 1.0
+    assert seen == {"echo_level": 2, "cache_dir": str(tmp_path)}  # not max_concurrency, output, word...
+    with pytest.raises(UsageError, match="--max-concurrency must be at least 1"):
+        RunOptions.from_args(
+            build_parser(host).parse_args(["echo", "--word", "x", "--max-concurrency", "0"]), host
+        )

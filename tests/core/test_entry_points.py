@@ -187,3 +187,37 @@ def test_uninstalling_removes_the_plugin(tmp_path):
     assert "cbench-wordcount" not in env.plugins()
     completed = env.run("-c", "from context_bench.evaluators import WordCountDiff", check=False)
     assert completed.returncode != 0 and "WordCountDiff" in completed.stderr
+
+
+def test_a_plugin_adds_a_command_through_its_entry_point(tmp_path):
+    env = Venv(tmp_path / "env")
+    env.pip_install(
+        _write_plugin(
+            tmp_path / "hello",
+            "cbench-hello",
+            """
+        from context_bench import CommandSpec, hookimpl
+        CBENCH_PLUGIN_API = 1
+
+        def configure(parser, host):
+            parser.add_argument("--who", default="world")
+
+        def run(args, host):
+            print(f"hello {args.who}")
+            return 0
+
+        @hookimpl
+        def cbench_register_commands(register):
+            register(CommandSpec("hello", "say hello", configure, run))
+    """,
+        )
+    )
+    assert env.cbench("hello", "--who", "plugins").stdout == "hello plugins\n"
+    assert env.plugins()["cbench-hello"]["commands"] == [{"name": "hello", "help": "say hello"}]
+    gone = env.cbench("-p", "no:cbench-hello", "hello", check=False)
+    assert gone.returncode == 2 and "invalid choice: 'hello'" in gone.stderr
+    # the core alone has no memory command: it comes with cbench-memory, like any plugin's
+    alone = env.cbench("memory", "--help", check=False, env={"CBENCH_PLUGINS": "cbench-hello"})
+    assert alone.returncode == 2 and "invalid choice: 'memory'" in alone.stderr
+    listed = env.cbench("plugins", env={"CBENCH_PLUGINS": "cbench-hello"}).stdout
+    assert "command memory" not in listed and "data set locomo" not in listed

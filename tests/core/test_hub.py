@@ -39,8 +39,3 @@ def test_hub_rows_come_out_in_evaluator_layout(monkeypatch):
     assert (
         rows[0]["correct_letter"] == "B" and "B. 4" in rows[0]["question"] and rows[0]["id"] == "mmlu-math-0"
     )
-
-
-def test_memory_data_sets_are_refused_by_run(capsys):
-    assert main(["run", "--proxy", "http://127.0.0.1:9", "--dataset", "locomo"]) == 2
-    assert "context-bench memory" in capsys.readouterr().err

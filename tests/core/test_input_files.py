@@ -54,10 +54,9 @@ def test_a_whole_document_that_is_not_utf8_is_a_usage_error(tmp_path, name, cont
         list(read_file(_write(tmp_path, name, content)))
 
 
-@pytest.mark.parametrize("command", [["score"], ["memory", "--dataset"]])
-def test_the_cli_says_so_in_one_line(tmp_path, capsys, command):
+def test_the_cli_says_so_in_one_line(tmp_path, capsys):
     path = _write(tmp_path, "conversations.json", b'[{"id": "caf\xe9"}]')
-    code = main([*command, str(path), "--no-progress"])
+    code = main(["score", str(path), "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and "Traceback" not in err
     assert err.strip().splitlines()[-1] == f"context-bench: error: {path}: line 1 is not UTF-8 text"

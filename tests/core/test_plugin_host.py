@@ -175,3 +175,104 @@ def test_environment_controls(monkeypatch):
     assert PluginHost().allow == {"cbench-math", "cbench-code"}
     monkeypatch.setenv("CBENCH_STRICT_PLUGINS", "1")
     assert PluginHost().strict is True
+
+
+# -- commands, option routing, rules that say which runs they serve ----------------------------
+
+
+class Seen:
+    """An evaluator whose build records the options it was given."""
+
+    name = "seen"
+
+    def score(self, original, processed):
+        return {"seen": 1.0}
+
+
+def _option_plugin(name, flag, dest, seen=None):
+    module = types.ModuleType(name)
+    module.CBENCH_PLUGIN_API = 1
+
+    @hookimpl
+    def cbench_add_options(group):
+        group.add_argument(flag, dest=dest)
+
+    module.cbench_add_options = cbench_add_options
+    if seen is not None:
+
+        @hookimpl
+        def cbench_register_evaluators(register):
+            register(EvaluatorSpec("Seen", Seen))
+
+        @hookimpl
+        def cbench_register_autowire(register):
+            register(
+                AutowireRule("Seen", datasets=("*",), build=lambda options: seen.update(options) or Seen())
+            )
+
+        module.cbench_register_evaluators = cbench_register_evaluators
+        module.cbench_register_autowire = cbench_register_autowire
+    return module
+
+
+def test_a_plugin_gets_its_own_options_the_shared_ones_and_undeclared_keys_only(tmp_path):
+    seen: dict = {}
+    host = isolated_host(
+        _option_plugin("mine", "--mine-level", "mine_level", seen),
+        _option_plugin("other", "--other-x", "other_x"),
+    )
+    options = {"mine_level": 3, "other_x": "secret", "free_key": 1}
+    context_bench.evaluate(
+        None, [{"id": "1", "response": "r"}], options=options, cache_dir=tmp_path, progress=False, host=host
+    )
+    assert seen == {"mine_level": 3, "free_key": 1, "cache_dir": str(tmp_path)}
+    assert host.option_dests() == {"mine_level", "other_x"}
+
+
+def test_a_rule_serves_only_the_runs_it_names():
+    only_memory = make_plugin(
+        "only_memory",
+        [EvaluatorSpec("Upper", Upper)],
+        [AutowireRule("Upper", datasets=("*",), runs=("memory",))],
+    )
+    host = isolated_host(only_memory)
+    rows = [{"id": "1", "response": "HI"}]
+    assert context_bench.evaluate(None, rows, progress=False, host=host).rows[0].scores == {}
+    memory = context_bench.evaluate(None, rows, progress=False, host=host, run="memory")
+    assert memory.rows[0].scores == {"upper": 1.0}
+    with pytest.raises(ValueError):
+        AutowireRule("Upper", datasets=("*",), runs=("conversations",))
+
+
+def _command_plugin(name, command):
+    module = types.ModuleType(name)
+    module.CBENCH_PLUGIN_API = 1
+
+    @hookimpl
+    def cbench_register_commands(register):
+        register(command)
+
+    module.cbench_register_commands = cbench_register_commands
+    return module
+
+
+def test_a_command_name_is_taken_once():
+    from context_bench import CommandSpec
+
+    noop = CommandSpec("hello", "say hello", lambda parser, host: None, lambda args, host: 0)
+    with pytest.raises(PluginError, match="reserved for the core"):
+        isolated_host(_command_plugin("taker", CommandSpec("run", "no", noop.configure, noop.run)))
+    with pytest.raises(PluginError, match="already added by first"):
+        isolated_host(_command_plugin("first", noop), _command_plugin("second", noop))
+    host = isolated_host(_command_plugin("first", noop))
+    assert [(plugin, c.name) for plugin, c in host.commands()] == [("first", "hello")]
+    assert host.plugins["first"].to_dict()["commands"] == [{"name": "hello", "help": "say hello"}]
+
+
+def test_evaluate_memory_without_cbench_memory_names_the_distribution(monkeypatch):
+    monkeypatch.delitem(context_bench.__dict__, "evaluate_memory", raising=False)
+    monkeypatch.setitem(sys.modules, "cbench_memory", None)  # as when the plugin is not installed
+    with pytest.raises(
+        ImportError, match=r"cbench-memory plugin, which is not installed \(pip install cbench-memory\)"
+    ):
+        from context_bench import evaluate_memory  # noqa: F401

@@ -6,8 +6,6 @@ used.
 
 from __future__ import annotations
 
-from typing import Any
-
 from .errors import (
     AmbiguousEvaluator,
     ContextBenchError,
@@ -17,22 +15,28 @@ from .errors import (
     UsageError,
 )
 from .hookspecs import hookimpl
+from .lazy import lazy_getattr
 from .plugins import ENTRY_POINT_GROUP, PLUGIN_API_VERSION
-from .protocols import Evaluator, MemorySystem, Metric, System
+from .protocols import Evaluator, Metric, System
 from .records import EvalResult, EvalRow, RowError
 from .scores import Scores
-from .specs import AutowireRule, DatasetSpec, EvaluatorSpec
+from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec
 
 __version__ = "1.0.0"
 
+#: ``evaluate_memory`` and ``MemorySystem`` live in the cbench-memory plugin; the seeds import them
+#: from here, so they resolve from it when it is installed (and stay out of ``__all__``, so that
+#: ``import *`` works without it).
 _LAZY = {
-    "evaluate": "runner",
-    "evaluate_memory": "memory",
+    "evaluate": ".runner",
+    "evaluate_memory": ("cbench_memory", "cbench-memory"),
+    "MemorySystem": ("cbench_memory", "cbench-memory"),
 }
 
 __all__ = [
     "AmbiguousEvaluator",
     "AutowireRule",
+    "CommandSpec",
     "ContextBenchError",
     "DatasetSpec",
     "DatasetUnavailable",
@@ -42,7 +46,6 @@ __all__ = [
     "Evaluator",
     "EvaluatorNotFound",
     "EvaluatorSpec",
-    "MemorySystem",
     "Metric",
     "PLUGIN_API_VERSION",
     "PluginError",
@@ -51,17 +54,8 @@ __all__ = [
     "System",
     "UsageError",
     "evaluate",
-    "evaluate_memory",
     "hookimpl",
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'context_bench' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY)

@@ -38,18 +38,12 @@ class Wiring:
             self._memo[keys] = chosen
         return chosen
 
-    def evaluators(self) -> list[Any]:
-        seen = list(self.by_name)
-        for _, evaluator in self.by_fields:
-            if evaluator not in seen:
-                seen.append(evaluator)
-        return seen
-
 
 class Wirer:
     """Builds evaluators once per run and wires them to data sets.
 
     ``explicit`` replaces auto-wiring; ``add`` and ``exclude`` adjust it (names or instances).
+    ``run`` is the kind of run (``"rows"``, ``"memory"``): only the rules that serve it apply.
     """
 
     def __init__(
@@ -60,9 +54,11 @@ class Wirer:
         explicit: Sequence[Any] | None = None,
         add: Sequence[Any] = (),
         exclude: Iterable[str] = (),
+        run: str = "rows",
     ) -> None:
         self.host = host
         self.options = dict(options or {})
+        self.run = run
         exclude = list(exclude)
         self.exclude = {name.lower() for name in exclude}
         self.hints: list[str] = []
@@ -79,25 +75,31 @@ class Wirer:
         if not isinstance(evaluator, str):
             return evaluator
         spec = self.host.find_evaluator(evaluator)
-        builds = [r.build for r in self.host.rules() if r.evaluator == spec.name and r.build is not None]
+        builds = [
+            (plugin, r.build)
+            for plugin, r in self.host.plugin_rules()
+            if r.evaluator == spec.name and r.build is not None
+        ]
+        plugin, build = builds[0] if builds else ("", None)
         try:
-            return self._build(spec.name, builds[0] if builds else None)
+            return self._build(spec.name, build, plugin)
         except ContextBenchError:
             raise
         except Exception as exc:  # noqa: BLE001 - the user asked for it: say why it cannot be had
             raise UsageError(f"cannot build evaluator {evaluator}: {type(exc).__name__}: {exc}") from exc
 
-    def _build(self, name: str, build: Any) -> Any:
+    def _build(self, name: str, build: Any, plugin: str) -> Any:
+        """Built once per run; ``build`` gets the options of the ``plugin`` whose rule names it."""
         key = (name, build)
         if key not in self._built:
             if build is None:
                 self._built[key] = resolve(self.host.find_evaluator(name).factory)()
             else:
-                self._built[key] = resolve(build)(self.options)
+                self._built[key] = resolve(build)(self.host.options_for(plugin, self.options))
         return self._built[key]
 
-    def _from_rule(self, rule: AutowireRule) -> Any | None:
-        if rule.evaluator.lower() in self.exclude:
+    def _from_rule(self, plugin: str, rule: AutowireRule) -> Any | None:
+        if rule.evaluator.lower() in self.exclude or not rule.serves(self.run):
             return None
         if not all(_is_set(self.options.get(opt)) for opt in rule.requires):
             return None
@@ -105,7 +107,7 @@ class Wirer:
             self._hint(rule.evaluator, rule.datasets or rule.fields)
             return None
         try:
-            return self._build(rule.evaluator, rule.build)
+            return self._build(rule.evaluator, rule.build, plugin)
         except ContextBenchError:
             raise  # a setup mistake the user must fix (an unset API key variable): stop, in one line
         except Exception as exc:  # noqa: BLE001 - a broken plugin costs its evaluator, not the run
@@ -128,13 +130,13 @@ class Wirer:
         name = dataset.lower()
         by_name: list[Any] = []
         by_fields: list[tuple[frozenset[str], Any]] = []
-        for rule in self.host.rules():
+        for plugin, rule in self.host.plugin_rules():
             if name in rule.datasets or "*" in rule.datasets:
-                evaluator = self._from_rule(rule)
+                evaluator = self._from_rule(plugin, rule)
                 if evaluator is not None and evaluator not in by_name:
                     by_name.append(evaluator)
             elif rule.fields and self.host.has_evaluator(rule.evaluator):
-                evaluator = self._from_rule(rule)
+                evaluator = self._from_rule(plugin, rule)
                 if evaluator is not None:
                     by_fields.append((frozenset(rule.fields), evaluator))
         suggested = PLUGIN_DATASETS.get(name)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from .hookspecs import hookimpl
 from .specs import AutowireRule, DatasetSpec, EvaluatorSpec
 
@@ -73,34 +75,18 @@ _HUB_DATASETS = {
 
 
 @hookimpl
-def cbench_register_evaluators(register):
+def cbench_register_evaluators(register: Callable[[EvaluatorSpec], None]) -> None:
     for spec in _EVALUATORS:
         register(spec)
 
 
 @hookimpl
-def cbench_register_autowire(register):
+def cbench_register_autowire(register: Callable[[AutowireRule], None]) -> None:
     for rule in _RULES:
         register(rule)
 
 
 @hookimpl
-def cbench_register_datasets(register):
-    register(
-        DatasetSpec(
-            "locomo",
-            "context_bench.memory_data:load_locomo",
-            kind="memory",
-            description="LoCoMo long-conversation QA (local locomo10.json); `context-bench memory`",
-        )
-    )
-    register(
-        DatasetSpec(
-            "longmemeval",
-            "context_bench.memory_data:load_longmemeval",
-            kind="memory",
-            description="LongMemEval chat-history QA (local JSON, or --download); `context-bench memory`",
-        )
-    )
+def cbench_register_datasets(register: Callable[[DatasetSpec], None]) -> None:
     for name, (loader, description) in _HUB_DATASETS.items():
         register(DatasetSpec(name, f"context_bench.hub:{loader}", description=description))

@@ -121,7 +121,8 @@ def load(
 ) -> Dataset:
     """Resolve ``--dataset NAME|PATH``: an existing file, else a registered data set name.
 
-    ``kind`` ("rows" or "memory") refuses a registered data set of the other kind before loading it.
+    ``kind`` (one of ``specs.RUN_KINDS``) refuses a registered data set of another kind before
+    loading it, naming the command that runs it (``context-bench <kind>``, or ``run`` for rows).
     """
     path = Path(spec)
     if path.is_file():
@@ -140,7 +141,7 @@ def load(
         raise UsageError(f"unknown data set {spec!r}: not a file and not a registered data set ({names})")
     _, dspec = found
     if kind is not None and dspec.kind != kind:
-        command = "context-bench memory" if dspec.kind == "memory" else "context-bench run"
+        command = "context-bench run" if dspec.kind == "rows" else f"context-bench {dspec.kind}"
         raise UsageError(f"{dspec.name} is a {dspec.kind} data set: use `{command} --dataset {spec}`")
     try:
         loaded = resolve(dspec.loader)(**kwargs)

@@ -22,18 +22,33 @@ auto-wiring import nothing heavy.  An exception raised by a hook marks the whole
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
+
+from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec
+
+if TYPE_CHECKING:
+    import argparse
 
 PROJECT = "context_bench"
 
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
 
+#: Run options every plugin receives besides its own (``cache_dir``: where the run keeps its cache,
+#: so that a plugin can keep its own beside it).
+SHARED_OPTIONS = ("cache_dir",)
+
+
+class OptionGroup(Protocol):
+    """What ``cbench_add_options`` gets: the ``add_argument`` of an :mod:`argparse` argument group."""
+
+    def add_argument(self, *names: str, **kwargs: Any) -> argparse.Action: ...
+
 
 @hookspec
-def cbench_register_evaluators(register: Callable[..., None]) -> None:
+def cbench_register_evaluators(register: Callable[[EvaluatorSpec], None]) -> None:
     """Register the evaluators this plugin offers.
 
     Call ``register(EvaluatorSpec(...))`` once per evaluator.  Names are public: once published,
@@ -45,16 +60,17 @@ def cbench_register_evaluators(register: Callable[..., None]) -> None:
 
 
 @hookspec
-def cbench_register_autowire(register: Callable[..., None]) -> None:
+def cbench_register_autowire(register: Callable[[AutowireRule], None]) -> None:
     """Register auto-wire rules: which data sets get which evaluators by default.
 
     Call ``register(AutowireRule(...))``.  A rule may name an evaluator of another plugin; if that
-    evaluator is not installed, the run prints a one-line hint instead of failing.
+    evaluator is not installed, the run prints a one-line hint instead of failing.  A rule says
+    which kinds of run it serves (``runs=("rows",)``); the core removes no evaluator by name.
     """
 
 
 @hookspec
-def cbench_register_datasets(register: Callable[..., None]) -> None:
+def cbench_register_datasets(register: Callable[[DatasetSpec], None]) -> None:
     """Register named data sets: ``register(DatasetSpec(name, loader, description, kind))``.
 
     Loaders run only when a run asks for that data set, never at registration.
@@ -62,13 +78,30 @@ def cbench_register_datasets(register: Callable[..., None]) -> None:
 
 
 @hookspec
-def cbench_add_options(group: Any) -> None:
-    """Add command-line options for ``context-bench run``, ``score`` and ``memory``.
+def cbench_register_commands(register: Callable[[CommandSpec], None]) -> None:
+    """Add subcommands to ``context-bench``: ``register(CommandSpec(name, help, configure, run))``.
 
-    ``group`` is an :mod:`argparse` argument group: ``group.add_argument("--judge-url", ...)``.
-    Parsed values reach auto-wire rules (``requires``, ``build``) as the run's ``options`` mapping,
-    keyed by each option's ``dest``.  API users pass the same mapping as ``evaluate(...,
-    options=...)``.  Use a prefix that names the plugin; the core reserves its own flags.
+    ``configure(parser, host)`` adds the command's arguments; to offer the shared run flags
+    (evaluators, ``-n``, concurrency, cache, output, the plugins' options) it calls
+    ``context_bench.cli.add_run_options(parser, host)`` and, in ``run(args, host)``, reads them back
+    as a typed ``context_bench.cli.RunOptions.from_args(args)``, runs, and returns
+    ``context_bench.cli.emit(result, options)``.  A command name already taken (by the core or an
+    earlier plugin) fails the plugin that registers it.
+    """
+
+
+@hookspec
+def cbench_add_options(group: OptionGroup) -> None:
+    """Add command-line options for the commands that take run flags (``run``, ``score``, and
+    plugin commands that call ``add_run_options``).
+
+    ``group.add_argument("--judge-url", dest="judge_url", ...)``.  Parsed values reach this
+    plugin's own auto-wire rules (``build``) as the run's ``options`` mapping, keyed by each
+    option's ``dest``: a plugin gets the options it declared, those no plugin declared (an API
+    caller's own keys), and the shared ones (:data:`SHARED_OPTIONS`), never another plugin's.
+    ``requires`` of a rule is checked against every option of the run.  API users pass the same
+    mapping as ``evaluate(..., options=...)``.  Use a prefix that names the plugin; the core
+    reserves its own flags.
     """
 
 

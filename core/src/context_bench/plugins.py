@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import attrs
@@ -18,7 +18,8 @@ import pluggy
 
 from . import hookspecs
 from .errors import AmbiguousEvaluator, EvaluatorNotFound, PluginError
-from .specs import AutowireRule, DatasetSpec, EvaluatorSpec
+from .hookspecs import SHARED_OPTIONS
+from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec
 
 ENTRY_POINT_GROUP = "context_bench.plugins"
 #: The plugin API this core provides.  A plugin declares the one it was built for as
@@ -38,7 +39,16 @@ KNOWN_PROVIDERS = {
     "IFEvalChecker": "cbench-ifeval",
 }
 
-_HOOKS = ("cbench_register_evaluators", "cbench_register_autowire", "cbench_register_datasets")
+#: Each registering hook and the record it takes.
+_HOOKS = {
+    "cbench_register_evaluators": EvaluatorSpec,
+    "cbench_register_autowire": AutowireRule,
+    "cbench_register_datasets": DatasetSpec,
+    "cbench_register_commands": CommandSpec,
+}
+
+#: The core's own subcommands: no plugin command may take these names.
+CORE_COMMANDS = ("run", "score", "plugins", "evaluators", "datasets")
 
 
 class PluginWarning(UserWarning):
@@ -57,6 +67,7 @@ class PluginInfo:
     evaluators: list[EvaluatorSpec] = attrs.Factory(list)
     rules: list[AutowireRule] = attrs.Factory(list)
     datasets: list[DatasetSpec] = attrs.Factory(list)
+    commands: list[CommandSpec] = attrs.Factory(list)
     info: dict[str, str] = attrs.Factory(dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -74,6 +85,7 @@ class PluginInfo:
             "datasets": [
                 {"name": d.name, "kind": d.kind, "description": d.description} for d in self.datasets
             ],
+            "commands": [{"name": c.name, "help": c.help} for c in self.commands],
             "info": dict(self.info),
         }
 
@@ -84,6 +96,7 @@ def _rule_dict(rule: AutowireRule) -> dict[str, Any]:
         "datasets": list(rule.datasets),
         "fields": list(rule.fields),
         "requires": list(rule.requires),
+        "runs": list(rule.runs),
     }
 
 
@@ -124,6 +137,7 @@ class PluginHost:
         self.strict = _env_flag("CBENCH_STRICT_PLUGINS") if strict is None else strict
         self.plugins: dict[str, PluginInfo] = {}
         self._evaluators: dict[str, list[tuple[str, EvaluatorSpec]]] = {}
+        self._option_dests: dict[str, set[str]] | None = None
         self._lock = threading.RLock()
         self._discovered = False
         self._builtin = builtin
@@ -211,6 +225,7 @@ class PluginHost:
         try:
             self.pm.register(plugin, name=info.name)
             collected = {hook: self._call(hook, plugin) for hook in _HOOKS}
+            self._check_commands(collected["cbench_register_commands"])
             info.info = self._plugin_info(plugin)
         except Exception as exc:  # noqa: BLE001
             if self.pm.is_registered(plugin):
@@ -220,16 +235,13 @@ class PluginHost:
         info.evaluators = collected["cbench_register_evaluators"]
         info.rules = collected["cbench_register_autowire"]
         info.datasets = collected["cbench_register_datasets"]
+        info.commands = collected["cbench_register_commands"]
         for spec in info.evaluators:
             self._evaluators.setdefault(spec.name, []).append((info.name, spec))
         self.plugins[info.name] = info
 
     def _call(self, hook: str, plugin: Any) -> list[Any]:
-        kind = {
-            "cbench_register_evaluators": EvaluatorSpec,
-            "cbench_register_autowire": AutowireRule,
-            "cbench_register_datasets": DatasetSpec,
-        }[hook]
+        kind = _HOOKS[hook]
         items: list[Any] = []
 
         def register(item: Any) -> None:
@@ -252,6 +264,15 @@ class PluginHost:
                 raise ValueError(f"evaluator name {spec.name!r} may not contain '/'")
             if spec.name in reserved:
                 raise ValueError(f"evaluator name {spec.name!r} is reserved for a built-in evaluator")
+
+    def _check_commands(self, commands: list[CommandSpec]) -> None:
+        taken = {c.name: info.name for info in self.plugins.values() for c in info.commands}
+        for command in commands:
+            if command.name in CORE_COMMANDS:
+                raise ValueError(f"command name {command.name!r} is reserved for the core")
+            if command.name in taken:
+                raise ValueError(f"command {command.name!r} is already added by {taken[command.name]}")
+            taken[command.name] = "this plugin"
 
     @staticmethod
     def _plugin_info(plugin: Any) -> dict[str, str]:
@@ -317,7 +338,15 @@ class PluginHost:
         return name in self._evaluators
 
     def rules(self) -> list[AutowireRule]:
-        return [rule for info in self.loaded() for rule in info.rules]
+        return [rule for _, rule in self.plugin_rules()]
+
+    def plugin_rules(self) -> list[tuple[str, AutowireRule]]:
+        """Every (plugin name, rule), in registration order: whose options a rule's build gets."""
+        return [(info.name, rule) for info in self.loaded() for rule in info.rules]
+
+    def commands(self) -> list[tuple[str, CommandSpec]]:
+        """Every (plugin name, command) that loaded plugins add, in registration order."""
+        return [(info.name, command) for info in self.loaded() for command in info.commands]
 
     def datasets(self) -> dict[str, tuple[str, DatasetSpec]]:
         """Data sets by lower-case name; the first plugin to register a name wins."""
@@ -328,15 +357,62 @@ class PluginHost:
         return found
 
     def add_options(self, group: Any) -> None:
-        """Let every loaded plugin add its CLI options; a plugin whose hook raises is reported."""
+        """Let every loaded plugin add its CLI options to ``group``; a plugin whose hook raises is
+        reported.  The host notes which ``dest`` each plugin added, for :meth:`options_for`."""
         self.ensure_loaded()
+        dests: dict[str, set[str]] = {}
         for impl in self.pm.hook.cbench_add_options.get_hookimpls():
+            recorder = _Recorder(group)
             try:
-                impl.function(group)
+                impl.function(recorder)
             except Exception as exc:  # noqa: BLE001
                 info = self.plugins.get(impl.plugin_name) or PluginInfo(name=impl.plugin_name)
                 self.pm.unregister(impl.plugin)
                 self._fail(info, "failed", f"cbench_add_options failed: {type(exc).__name__}: {exc}")
+                continue
+            dests.setdefault(impl.plugin_name, set()).update(recorder.dests)
+        with self._lock:
+            if self._option_dests is None:
+                self._option_dests = dests
+
+    def _dests(self) -> dict[str, set[str]]:
+        if self._option_dests is None:  # an API run: learn the dests on a parser of our own
+            import argparse
+
+            self.add_options(argparse.ArgumentParser(add_help=False).add_argument_group())
+        return self._option_dests or {}
+
+    def option_dests(self) -> set[str]:
+        """The ``dest`` of every option that loaded plugins add."""
+        return set().union(*self._dests().values())
+
+    def options_for(self, plugin: str, options: Mapping[str, Any]) -> dict[str, Any]:
+        """The part of a run's ``options`` that ``plugin`` may see: its own, the shared ones, and
+        those no plugin declared (an API caller's own keys); never another plugin's."""
+        owned = self._dests()
+        foreign = set().union(*(d for name, d in owned.items() if name != plugin))
+        mine = owned.get(plugin, set())
+        return {
+            key: value
+            for key, value in options.items()
+            if key in SHARED_OPTIONS or key in mine or key not in foreign
+        }
+
+
+class _Recorder:
+    """An argument group that notes the ``dest`` of every option added through it."""
+
+    def __init__(self, group: Any) -> None:
+        self._group = group
+        self.dests: list[str] = []
+
+    def add_argument(self, *names: str, **kwargs: Any) -> Any:
+        action = self._group.add_argument(*names, **kwargs)
+        self.dests.append(action.dest)
+        return action
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._group, name)
 
 
 def _core_version() -> str:
@@ -364,10 +440,3 @@ def set_host(host: PluginHost | None) -> PluginHost | None:
     with _host_lock:
         old, _host = _host, host
     return old
-
-
-def build_evaluator(name: str, **kwargs: Any) -> Any:
-    """Build a registered evaluator by name: how an executor on another machine rebuilds one."""
-    from .specs import resolve
-
-    return resolve(get_host().find_evaluator(name).factory)(**kwargs)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 
@@ -44,20 +44,3 @@ class Metric(Protocol):
     def name(self) -> str: ...
 
     def compute(self, rows: Sequence[Any]) -> dict[str, float]: ...
-
-
-@runtime_checkable
-class MemorySystem(Protocol):
-    """A memory layer: ingests a conversation, then answers questions about it.
-
-    ``query`` returns the answer, or a mapping with ``response`` plus optional token counts.
-    """
-
-    @property
-    def name(self) -> str: ...
-
-    def reset(self) -> None: ...
-
-    def ingest(self, turns: Iterable[Mapping[str, Any]]) -> None: ...
-
-    def query(self, question: str) -> str | Mapping[str, Any]: ...

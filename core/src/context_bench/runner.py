@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -163,6 +163,9 @@ def evaluate(
     executor: Executor | None = None,
     host: PluginHost | None = None,
     breakdown: Sequence[str] = (),
+    run: str = "rows",
+    cache: RunCache | None = None,
+    finish_row: Callable[[EvalRow], None] | None = None,
 ) -> EvalResult:
     """Run every system over every row and score each row.
 
@@ -173,13 +176,24 @@ def evaluate(
     ``add_evaluators``/``exclude_evaluators`` adjust it.  ``options`` are the plugins' options
     (``{"judge_url": ...}``), as the CLI would pass them.  With ``cache_dir``, finished rows are
     stored as they complete and a re-run skips them.
+
+    A run in two passes (``cbench-memory``'s: first the memory systems answer, then the answers
+    are scored) uses three more arguments: ``run``, the kind of run, which picks the auto-wire
+    rules that serve it; ``cache``, an open :class:`RunCache` (instead of ``cache_dir``) that the
+    first pass has already filled, so both passes share one cache, one ``cache_dir`` option and one
+    cache-failure notice; and ``finish_row(row)``, called on every row as it finishes, before the
+    summary is made, to complete what the row records (``row.meta``).
     """
+    if cache is not None and cache_dir:
+        raise ValueError("pass cache_dir or an open cache, not both")
     host = host or get_host()
-    options = {**(options or {}), **({"cache_dir": str(cache_dir)} if cache_dir else {})}
+    root = cache.root if cache is not None else cache_dir
+    options = {**(options or {}), **({"cache_dir": str(root)} if root else {})}
     system_list = _as_list(systems) or [Precomputed()]
     datasets = [(name, _limit(rows, max_examples)) for name, rows in _named_datasets(dataset, dataset_name)]
-    wirer = Wirer(host, options, explicit=evaluators, add=add_evaluators, exclude=exclude_evaluators)
-    cache = RunCache(cache_dir) if cache_dir else None
+    wirer = Wirer(host, options, explicit=evaluators, add=add_evaluators, exclude=exclude_evaluators, run=run)
+    if cache is None and cache_dir:
+        cache = RunCache(cache_dir)
     builder = _TaskBuilder(wirer, cache)
     with fewer_collections():
         tasks = builder.tasks(system_list, datasets)
@@ -195,6 +209,8 @@ def evaluate(
                 row.fresh.get("output"),
                 row.fresh.get("scores", {}),
             )
+        if finish_row is not None:
+            finish_row(row)
         bar.update(errors=1 if row.errors else 0)
 
     try:

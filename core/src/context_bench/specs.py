@@ -1,4 +1,4 @@
-"""The records a plugin hands to the host: evaluators, auto-wire rules, data sets."""
+"""The records a plugin hands to the host: evaluators, auto-wire rules, data sets, commands."""
 
 from __future__ import annotations
 
@@ -36,6 +36,12 @@ def _lower_tuple(value: Any) -> tuple[str, ...]:
     return tuple(v.lower() for v in _as_tuple(value))
 
 
+#: What a run iterates over: ``"rows"`` (one example per row: ``context-bench run``/``score``) or
+#: ``"memory"`` (conversations, each ingested before its questions: ``context-bench memory``, from the
+#: cbench-memory plugin).  A data set kind other than rows names the command that runs it.
+RUN_KINDS = ("rows", "memory")
+
+
 @attrs.frozen
 class EvaluatorSpec:
     """An evaluator a plugin offers.
@@ -57,9 +63,13 @@ class AutowireRule:
 
     The rule matches a row when the row's data set name is in ``datasets`` (``"*"`` matches any)
     or the row carries every key in ``fields``; and, in both cases, only when every run option
-    in ``requires`` is set (``("judge_url",)``: a judge only when a judge endpoint is configured).
-    ``build(options) -> evaluator`` constructs it from the run's options; without it the
-    evaluator's factory is called with no arguments.
+    in ``requires`` is set (``("judge_url",)``: a judge only when a judge endpoint is configured)
+    and the run is of a kind in ``runs`` (:data:`RUN_KINDS`; empty: every kind).  So a rule says
+    itself which runs it serves: a general rating judge declares ``runs=("rows",)`` and stays out
+    of memory runs, which are judged by their own evaluators.
+    ``build(options) -> evaluator`` constructs it from the run's options (the plugin's own options
+    plus the shared ones, see ``cbench_add_options``); without it the evaluator's factory is called
+    with no arguments.
     """
 
     evaluator: str
@@ -67,6 +77,15 @@ class AutowireRule:
     fields: tuple[str, ...] = attrs.field(converter=_as_tuple, default=())
     requires: tuple[str, ...] = attrs.field(converter=_as_tuple, default=())
     build: Ref | None = None
+    runs: tuple[str, ...] = attrs.field(
+        converter=_as_tuple,
+        default=(),
+        validator=attrs.validators.deep_iterable(attrs.validators.in_(RUN_KINDS)),
+    )
+
+    def serves(self, run: str) -> bool:
+        """Whether this rule applies in a run of kind ``run``."""
+        return not self.runs or run in self.runs
 
     def __attrs_post_init__(self) -> None:
         if not self.datasets and not self.fields:
@@ -86,4 +105,20 @@ class DatasetSpec:
     name: str
     loader: Ref
     description: str = ""
-    kind: str = attrs.field(default="rows", validator=attrs.validators.in_(("rows", "memory")))
+    kind: str = attrs.field(default="rows", validator=attrs.validators.in_(RUN_KINDS))
+
+
+@attrs.frozen
+class CommandSpec:
+    """A subcommand a plugin adds to ``context-bench`` (see ``cbench_register_commands``).
+
+    ``configure(parser, host)`` adds the command's arguments to its :class:`argparse.ArgumentParser`
+    (``context_bench.cli.add_run_options`` adds the shared run flags); ``run(args, host) -> int``
+    carries it out and returns the exit status.  Both may be lazy references, so that building the
+    parser imports only what ``configure`` needs.  Names of the core's commands are reserved.
+    """
+
+    name: str
+    help: str
+    configure: Ref
+    run: Ref

@@ -8,16 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..lazy import lazy_getattr
 
-def __getattr__(name: str) -> Any:
-    if name.startswith("__"):
-        raise AttributeError(name)
-    if name.islower():  # a submodule (``from context_bench.evaluators import answer``)
-        import importlib
-        import importlib.util
 
-        if importlib.util.find_spec(f"{__name__}.{name}") is not None:
-            return importlib.import_module(f"{__name__}.{name}")
+def _registered(name: str) -> Any:
+    """The class a plugin registers as ``name`` (not cached: ``-p no:NAME`` may change the host)."""
     from ..errors import AmbiguousEvaluator, EvaluatorNotFound
     from ..plugins import get_host
     from ..specs import resolve
@@ -31,6 +26,9 @@ def __getattr__(name: str) -> Any:
     except AmbiguousEvaluator as exc:
         raise ImportError(str(exc)) from None
     return resolve(spec.factory)
+
+
+__getattr__ = lazy_getattr(__name__, {}, submodules=True, fallback=_registered)
 
 
 def __dir__() -> list[str]:

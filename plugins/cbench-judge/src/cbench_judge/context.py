@@ -1,6 +1,10 @@
-"""Fitting a conversation into a judge prompt.
+"""A conversation as text: the one layout and the one BM25 of context-bench's judges and baselines.
 
-By default the judge sees the whole conversation.  Under a character budget it sees the turns most
+:func:`conversation_lines` lays turns out (``[Session N, date]`` headings, ``SPEAKER: text``
+lines) for the judge's prompt and for cbench-memory's baselines alike, so the judge sees the
+conversation as the system under test saw it; :class:`BM25` ranks turns for both.
+
+Fitting a conversation into a judge prompt: by default the judge sees the whole conversation.  Under a character budget it sees the turns most
 relevant to the question and answer being judged (BM25 over the turns), in their original order, with
 the gaps marked: a fact recalled from the first session of a long conversation stays in view, where
 keeping the last turns would drop it and make a correct recollection look invented.
@@ -22,11 +26,12 @@ _NESTED_KEYS = ("turns", "messages", "dialogue", "conversation", "sessions")
 
 
 def turns_of(context: Any, where: str = "context") -> list[str]:
-    """The conversation as one line of text per turn.
+    """The conversation as one line of text per turn (and one per session heading).
 
     Accepts a string (one turn per non-empty line), a list of strings, a list of turn dicts
-    (``speaker``/``role`` + ``text``/``content``, optional ``date``), sessions nesting either, or a
-    dict holding them under ``turns``/``messages``/``sessions``.
+    (``speaker``/``role`` + ``text``/``content``, optional ``session`` and ``date``, laid out by
+    :func:`conversation_lines`), sessions nesting either, or a dict holding them under
+    ``turns``/``messages``/``sessions``.
     """
     if context is None:
         raise ValueError(f"{where} is missing")
@@ -38,13 +43,49 @@ def turns_of(context: Any, where: str = "context") -> list[str]:
                 prefix = _time_of(context)
                 inner = turns_of(context[key], f"{where}[{key!r}]")
                 return ([f"[{prefix}]"] if prefix else []) + inner
-        return [_turn_line(context, where)]
+        return _lines([(context, where)])
     if isinstance(context, Iterable):
         lines: list[str] = []
+        turns: list[tuple[Mapping[str, Any], str]] = []  # a run of plain turns, laid out together
         for number, item in enumerate(context):
+            if isinstance(item, Mapping) and not any(key in item for key in _NESTED_KEYS):
+                turns.append((item, f"{where}[{number}]"))
+                continue
+            lines.extend(_lines(turns))
+            turns = []
             lines.extend(turns_of(item, f"{where}[{number}]"))
-        return lines
+        return lines + _lines(turns)
     raise ValueError(f"{where} is a {type(context).__name__}; expected text, turns or sessions")
+
+
+def conversation_lines(turns: Iterable[Mapping[str, Any]], where: str = "turns") -> list[str]:
+    """The one layout of a conversation, for the system under test and its judge alike.
+
+    A ``SPEAKER: text`` line per turn, each session opened by a ``[Session N, date]`` line when the
+    turns carry a ``session`` or a ``date``.  Raises ValueError, located at ``where[N]``, for a turn
+    with no text.
+    """
+    return _lines([(turn, f"{where}[{number}]") for number, turn in enumerate(turns)])
+
+
+def conversation_text(turns: Iterable[Mapping[str, Any]]) -> str:
+    """:func:`conversation_lines` as one string."""
+    return "\n".join(conversation_lines(turns))
+
+
+def _lines(turns: Sequence[tuple[Mapping[str, Any], str]]) -> list[str]:
+    lines: list[str] = []
+    current: tuple[Any, str] | None = None
+    for turn, where in turns:
+        session, date = turn.get("session"), _time_of(turn)
+        if (session, date) != current and (session is not None or date):
+            head = ", ".join(
+                part for part in (f"Session {session}" if session is not None else "", date) if part
+            )
+            lines.append(f"[{head}]")
+        current = (session, date)
+        lines.append(_turn_line(turn, where))
+    return lines
 
 
 def _time_of(item: Mapping[str, Any]) -> str:
@@ -59,33 +100,61 @@ def _turn_line(turn: Mapping[str, Any], where: str) -> str:
     if text is None:
         raise ValueError(f"{where} has none of the text keys {', '.join(_TEXT_KEYS)}")
     speaker = next((str(turn[k]) for k in _SPEAKER_KEYS if turn.get(k)), "")
-    when = _time_of(turn)
-    head = f"[{when}] " if when else ""
-    return f"{head}{speaker}: {text}" if speaker else f"{head}{text}"
+    return f"{speaker}: {text}" if speaker else f"{text}"
 
 
-def _words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
+def words(text: str) -> list[str]:
+    """The lower-case words of ``text``: what BM25 matches on."""
+    return _WORD.findall(text.lower())
+
+
+class BM25:
+    """A BM25 index over texts (a conversation's turns), filled as turns arrive.
+
+    The judge ranks turns with the classic ``k1=1.2``; cbench-memory's bm25 baseline keeps its own
+    ``k1=1.5`` (part of its cache identity).
+    """
+
+    def __init__(self, k1: float = 1.2, b: float = 0.75) -> None:
+        self.k1 = k1
+        self.b = b
+        self._docs: list[Counter[str]] = []
+        self._lengths: list[int] = []
+        self._frequency: Counter[str] = Counter()
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def add(self, texts: Iterable[str]) -> None:
+        for text in texts:
+            found = words(text)
+            self._docs.append(Counter(found))
+            self._lengths.append(len(found))
+            self._frequency.update(set(found))
+
+    def scores(self, query: str) -> list[float]:
+        """BM25 score of every text added so far, for the query's words."""
+        count = len(self._docs)
+        if not count:
+            return []
+        average = sum(self._lengths) / count or 1.0
+        terms = set(words(query))
+        idf = {
+            t: math.log(1 + (count - self._frequency[t] + 0.5) / (self._frequency[t] + 0.5)) for t in terms
+        }
+        k1, b = self.k1, self.b
+        scores = []
+        for doc, length in zip(self._docs, self._lengths, strict=True):
+            norm = k1 * (1 - b + b * length / average)
+            scores.append(sum(idf[t] * doc[t] * (k1 + 1) / (doc[t] + norm) for t in terms & doc.keys()))
+        return scores
 
 
 def relevance(turns: Sequence[str], query: str, k1: float = 1.2, b: float = 0.75) -> list[float]:
     """BM25 score of each turn for the query's words."""
-    docs = [_words(t) for t in turns]
-    if not docs:
-        return []
-    avg = sum(len(d) for d in docs) / len(docs) or 1.0
-    frequency = Counter(word for doc in docs for word in set(doc))
-    terms = set(_words(query))
-    scores = []
-    for doc in docs:
-        counts = Counter(doc)
-        norm = k1 * (1 - b + b * len(doc) / avg)
-        total = 0.0
-        for term in terms & counts.keys():
-            idf = math.log(1 + (len(docs) - frequency[term] + 0.5) / (frequency[term] + 0.5))
-            total += idf * counts[term] * (k1 + 1) / (counts[term] + norm)
-        scores.append(total)
-    return scores
+    index = BM25(k1, b)
+    index.add(turns)
+    return index.scores(query)
 
 
 def fit_turns(turns: Sequence[str], query: str, budget: int | None) -> str:

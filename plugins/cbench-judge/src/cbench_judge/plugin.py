@@ -49,12 +49,18 @@ _MEMORY_DATASETS = ("locomo", "longmemeval")
 _MEMORY_FIELDS = ("context", "question", "answer")
 
 _RULES = [
-    AutowireRule("LLMJudge", datasets=("*",), requires=("judge_url",), build=_BUILD + "build_llm_judge"),
+    # The 1-5 rating (or the --judge-template judge) grades every data set of a rows run once a judge
+    # is configured.  A memory run is judged by MemoryJudge and FalseMemoryRate instead: there, only a
+    # template judge asked for by name applies (``--evaluator LLMJudge`` adds the rating anyway).
+    AutowireRule(
+        "LLMJudge", datasets=("*",), requires=("judge_url",), build=_BUILD + "build_llm_judge", runs=("rows",)
+    ),
     AutowireRule(
         "LLMJudge",
-        datasets=("alpaca-eval", "mt-bench"),
-        requires=("judge_url",),
+        datasets=("*",),
+        requires=("judge_url", "judge_template"),
         build=_BUILD + "build_llm_judge",
+        runs=("memory",),
     ),
     AutowireRule(
         "MemoryJudge",

@@ -7,18 +7,18 @@ import sys
 
 import pytest
 
-from context_bench import DatasetSpec, DatasetUnavailable, UsageError, hookimpl
-from context_bench.datasets import MalformedRow
-from context_bench.memory_data import (
+from cbench_judge.context import conversation_text
+from cbench_memory import plugin
+from cbench_memory.layout import memory_rows, select_qa_types
+from cbench_memory.loaders import (
     ADVERSARIAL_GOLD,
-    conversation_text,
     load_locomo,
     load_longmemeval,
     load_memory,
-    memory_rows,
     read_memory_file,
-    select_qa_types,
 )
+from context_bench import DatasetSpec, DatasetUnavailable, UsageError, hookimpl
+from context_bench.datasets import MalformedRow
 from context_bench.testing import isolated_host
 
 
@@ -122,7 +122,7 @@ def test_read_memory_file_detects_each_layout(fixtures, tmp_path):
 
 
 def test_named_data_sets_read_a_local_path_and_say_how_otherwise(fixtures):
-    host = isolated_host()
+    host = isolated_host(plugin)
     loaded = load_memory("locomo", path=fixtures / "locomo_mini.json", host=host)
     assert loaded.name == "locomo" and loaded.kind == "memory" and len(loaded.rows) == 2
     with pytest.raises(DatasetUnavailable, match="--data-file"):

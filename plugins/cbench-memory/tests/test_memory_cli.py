@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from context_bench.cli import main
-from context_bench.loopback import LoopbackServer, Reply, last_user_message
+from context_bench.testing import FakeServer, Reply, last_user_message
 
 HAS_JUDGE = importlib.util.find_spec("cbench_judge") is not None
 
@@ -66,7 +66,7 @@ def test_locomo_file_with_the_relay_as_judge(world, fixtures, capsys):
 
 
 def test_named_longmemeval_with_data_file_qa_types_and_table(world, fixtures, capsys):
-    with LoopbackServer(lambda body: "Looks right.\nVERDICT: NO") as judge:
+    with FakeServer(lambda body: "Looks right.\nVERDICT: NO") as judge:
         code = main(
             [
                 "memory",
@@ -203,7 +203,7 @@ def test_killed_memory_run_resumes_without_loss(tmp_path):
         "json",
         "--no-progress",
     ]
-    with LoopbackServer(reply) as server:
+    with FakeServer(reply) as server:
         command[command.index("--relay") + 1] = server.url
         process = subprocess.Popen(
             command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True
@@ -225,7 +225,7 @@ def test_killed_memory_run_resumes_without_loss(tmp_path):
 
 
 def test_the_worked_example_in_the_docs_runs(world, fixtures, tmp_path, monkeypatch, capsys):
-    docs = Path(__file__).parents[2] / "docs" / "memory.md"
+    docs = Path(__file__).parents[3] / "docs" / "memory.md"
     example = re.search(r"```python\n(# my_memory\.py\n.*?)```", docs.read_text(), re.S)[1]
     example = example.replace("http://localhost:8080", world.url).replace('"gpt-4o-mini"', repr(world.model))
     (tmp_path / "my_memory.py").write_text(example)

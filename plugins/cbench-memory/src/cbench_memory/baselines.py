@@ -4,31 +4,24 @@
 layer is compared against (and the cost it saves).  ``bm25`` keeps only the turns that share the
 most words with the question: the floor any retrieval layer should beat.  Both send their prompt
 through :class:`~context_bench.systems.OpenAIProxy`, so retries, pooling and API-key handling are
-the runner's own; share one proxy between instances to share its connection pool.
+the runner's own; share one proxy between instances to share its connection pool.  The
+conversation layout and the BM25 ranking are cbench-judge's (:mod:`cbench_judge.context`): the
+model sees the conversation as the judge does.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections import Counter
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from .memory_data import conversation_text
-from .systems import OpenAIProxy
+from cbench_judge.context import BM25, conversation_text
+from context_bench.systems import OpenAIProxy
 
 INSTRUCTIONS = (
     "You answer questions about a conversation, using only what the conversation says. Answer in a few "
     "words or one short sentence. If the conversation does not contain the answer, say that it is not "
     "mentioned in the conversation."
 )
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-
-
-def _words(text: str) -> list[str]:
-    return _WORD.findall(text.lower())
 
 
 class FullContextMemory:
@@ -72,41 +65,23 @@ class BM25Memory(FullContextMemory):
         self.top_k = top_k
         self.k1 = k1
         self.b = b
-        self._docs: list[Counter[str]] = []
-        self._lengths: list[int] = []
-        self._frequency: Counter[str] = Counter()
+        self._index = BM25(k1, b)
 
     def config(self) -> dict[str, Any]:
         return {**super().config(), "top_k": self.top_k, "k1": self.k1, "b": self.b}
 
     def reset(self) -> None:
         super().reset()
-        self._docs, self._lengths, self._frequency = [], [], Counter()
+        self._index = BM25(self.k1, self.b)
 
     def ingest(self, turns: Iterable[Mapping[str, Any]]) -> None:
         start = len(self._turns)
         super().ingest(turns)
-        for turn in self._turns[start:]:
-            words = _words(f"{turn['speaker']} {turn['text']}")
-            self._docs.append(Counter(words))
-            self._lengths.append(len(words))
-            self._frequency.update(set(words))
+        self._index.add(f"{turn['speaker']} {turn['text']}" for turn in self._turns[start:])
 
     def scores(self, question: str) -> list[float]:
         """BM25 score of every turn for the question's words."""
-        count = len(self._docs)
-        if not count:
-            return []
-        average = sum(self._lengths) / count or 1.0
-        terms = set(_words(question))
-        idf = {
-            t: math.log(1 + (count - self._frequency[t] + 0.5) / (self._frequency[t] + 0.5)) for t in terms
-        }
-        scores = []
-        for doc, length in zip(self._docs, self._lengths, strict=True):
-            norm = self.k1 * (1 - self.b + self.b * length / average)
-            scores.append(sum(idf[t] * doc[t] * (self.k1 + 1) / (doc[t] + norm) for t in terms & doc.keys()))
-        return scores
+        return self._index.scores(question)
 
     def query(self, question: str) -> dict[str, Any]:
         scores = self.scores(question)

@@ -6,9 +6,9 @@ from functools import partial
 
 import pytest
 
+from cbench_memory.baselines import FullContextMemory
 from context_bench import evaluate_memory
-from context_bench.loopback import last_user_message
-from context_bench.memory_systems import FullContextMemory
+from context_bench.testing import last_user_message
 from context_bench.systems import OpenAIProxy
 from context_bench.testing import isolated_host
 

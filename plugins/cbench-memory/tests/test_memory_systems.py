@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
+from cbench_memory.baselines import BM25Memory, FullContextMemory
+from cbench_memory.loaders import load_locomo
 from context_bench import MemorySystem
 from context_bench.identity import identity
-from context_bench.loopback import last_user_message
-from context_bench.memory_data import load_locomo
-from context_bench.memory_systems import BM25Memory, FullContextMemory
+from context_bench.testing import last_user_message
 from context_bench.systems import EndpointError, OpenAIProxy
 
 

@@ -1,24 +1,27 @@
-"""The ``context-bench memory`` command: benchmark a memory system on LoCoMo, LongMemEval or a file."""
+"""``context-bench memory``: benchmark memory systems on LoCoMo, LongMemEval or a file.
+
+Added through ``cbench_register_commands``; the shared run flags come from
+:func:`context_bench.cli.add_run_options` like any plugin command's.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from typing import Any
 
-from .errors import UsageError
+from context_bench.cli import RunOptions, add_run_options, check_reachable, emit
+from context_bench.errors import UsageError
+from context_bench.plugins import PluginHost
 
 SYSTEM_HELP = "full-context, bm25, or MODULE:CLASS (a class or zero-argument factory; repeatable)"
 
+#: cbench-judge's option for the judge endpoint: ``--relay`` stands in for it unless given.
+JUDGE_URL = "judge_url"
 
-def add_memory_command(
-    sub: Any, host: Any, common_options: Callable[[argparse.ArgumentParser, Any], None]
-) -> None:
-    """Add the ``memory`` subcommand; ``common_options(parser, host)`` adds the shared run flags."""
-    parser = sub.add_parser(
-        "memory", help="benchmark memory systems on long-conversation QA (LoCoMo, LongMemEval)"
-    )
+
+def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
+    """The ``memory`` command's own arguments, then the shared run flags."""
     parser.add_argument(
         "--dataset",
         required=True,
@@ -48,16 +51,16 @@ def add_memory_command(
         "--top-k", type=int, default=10, metavar="K", help="turns the bm25 baseline retrieves (default 10)"
     )
     parser.add_argument("--qa-types", metavar="A,B", help="only these QA types (e.g. temporal,multi-hop)")
-    common_options(parser, host)
-    parser.set_defaults(handler=cmd_memory)
+    add_run_options(parser, host)
 
 
-def _systems(args: argparse.Namespace) -> list[Any]:
+def _systems(args: argparse.Namespace, options: RunOptions) -> list[Any]:
     from functools import partial
 
-    from .memory_systems import BASELINES
-    from .specs import resolve
-    from .systems import OpenAIProxy
+    from context_bench.specs import resolve
+    from context_bench.systems import OpenAIProxy
+
+    from .baselines import BASELINES
 
     systems: list[Any] = []
     client = None
@@ -66,11 +69,9 @@ def _systems(args: argparse.Namespace) -> list[Any]:
             if not args.relay:
                 raise UsageError(f"--system {spec} asks an OpenAI-compatible endpoint: give --relay URL")
             if client is None:
-                from .cli import check_reachable
-
                 check_reachable(args.relay, "--relay")
                 client = OpenAIProxy(
-                    args.relay, model=args.model, max_connections=max(64, args.max_concurrency)
+                    args.relay, model=args.model, max_connections=max(64, options.max_concurrency)
                 )
             extra = {"top_k": args.top_k} if spec == "bm25" else {}
             systems.append(partial(BASELINES[spec], client, **extra))
@@ -84,17 +85,18 @@ def _systems(args: argparse.Namespace) -> list[Any]:
     return systems
 
 
-def cmd_memory(args: argparse.Namespace, host: Any) -> int:
-    from .cli import _check_run_options, _emit, _run_kwargs
-    from .memory import evaluate_memory
-    from .memory_data import load_memory, select_qa_types
+def run(args: argparse.Namespace, host: PluginHost) -> int:
+    from .layout import select_qa_types
+    from .loaders import load_memory
+    from .run import evaluate_memory
 
-    _check_run_options(args)
+    options = RunOptions.from_args(args, host)
     if args.top_k < 1:
         raise UsageError("--top-k must be at least 1")
-    if not getattr(args, "judge_url", None) and args.relay:
-        args.judge_url = args.relay  # the relay judges too, unless told otherwise
-    if not getattr(args, "judge_url", None):
+    judged = options.plugin_options
+    if not judged.get(JUDGE_URL) and args.relay:
+        judged[JUDGE_URL] = args.relay  # the relay judges too, unless told otherwise
+    if not judged.get(JUDGE_URL):
         print(
             "context-bench: no judge configured (--judge-url or --relay): scoring by token overlap only",
             file=sys.stderr,
@@ -110,10 +112,10 @@ def cmd_memory(args: argparse.Namespace, host: Any) -> int:
     if args.qa_types:
         conversations = select_qa_types(conversations, args.qa_types.split(","))
     result = evaluate_memory(
-        _systems(args),
+        _systems(args, options),
         {dataset.name: conversations},
-        max_examples=args.max_examples,
+        max_examples=options.max_examples,
         host=host,
-        **_run_kwargs(args),
+        **options.evaluate_kwargs(),
     )
-    return _emit(result, args)
+    return emit(result, options)

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from context_bench.loopback import LoopbackServer, Reply, last_user_message
+from context_bench.testing import FakeServer, Reply, last_user_message
 
 MEMORY_MODEL = "mem-model"
 NOT_MENTIONED = "Not mentioned in the conversation."
@@ -84,7 +84,7 @@ def fixtures() -> Path:
 @pytest.fixture
 def world():
     """The scripted server, its URL, and the requests it got, split by who asked."""
-    with LoopbackServer(scripted_reply) as server:
+    with FakeServer(scripted_reply) as server:
         yield SimpleNamespace(
             server=server,
             url=server.url,

@@ -8,11 +8,11 @@ from functools import partial
 
 import pytest
 
+from cbench_memory import IngestFailed, QueryFailed
+from cbench_memory.baselines import BM25Memory, FullContextMemory
+from cbench_memory.loaders import load_locomo, load_longmemeval
 from context_bench import UsageError, evaluate_memory
-from context_bench.loopback import LoopbackServer, Reply
-from context_bench.memory import IngestFailed, QueryFailed
-from context_bench.memory_data import load_locomo, load_longmemeval
-from context_bench.memory_systems import BM25Memory, FullContextMemory
+from context_bench.testing import FakeServer, Reply
 from context_bench.systems import OpenAIProxy
 from context_bench.testing import isolated_host
 
@@ -104,7 +104,7 @@ def test_an_instance_serves_one_conversation_at_a_time_questions_in_order():
 
 
 def test_a_factory_runs_conversations_concurrently_within_the_bound():
-    with LoopbackServer(lambda body: Reply(text="Business Administration", delay=0.1)) as server:
+    with FakeServer(lambda body: Reply(text="Business Administration", delay=0.1)) as server:
         client = OpenAIProxy(server.url, model="m")
         result = evaluate_memory(
             partial(FullContextMemory, client),

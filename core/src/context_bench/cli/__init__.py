@@ -1,0 +1,27 @@
+"""The ``context-bench`` command line, and the public API a plugin's command builds on.
+
+User mistakes (unknown data set, unreadable file, bad flag, refused endpoint, nothing to score)
+end in one line on stderr and exit status 2, never a traceback.  A run that completes exits 0, or 1
+when it had rows and not one of them could be scored (every row errored), so CI notices a dead
+endpoint or a broken data set.
+
+A plugin adds a command through the ``cbench_register_commands`` hook and reuses the run flags
+with :func:`add_run_options`, :class:`RunOptions`, :func:`emit` and :func:`check_reachable`.
+"""
+
+from __future__ import annotations
+
+from .app import build_parser, main, with_default_command
+from .commands import sample_path
+from .run_options import RunOptions, add_run_options, check_reachable, emit
+
+__all__ = [
+    "RunOptions",
+    "add_run_options",
+    "build_parser",
+    "check_reachable",
+    "emit",
+    "main",
+    "sample_path",
+    "with_default_command",
+]

@@ -1,0 +1,158 @@
+"""The entry point: the parser (the core's commands and the plugins'), the default command, errors."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from .. import __version__
+from ..errors import ContextBenchError, PluginError, UsageError
+from ..plugins import PluginHost, PluginWarning, set_host
+from ..specs import resolve
+from . import commands, listings
+from .run_options import add_run_options
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # one line, exit 2, like every other user mistake
+        raise UsageError(f"{self.prog}: {message}")
+
+
+def build_parser(host: PluginHost) -> argparse.ArgumentParser:
+    """The whole command line: ``run``, ``score``, the listings, and every plugin's commands."""
+    parser = _Parser(prog="context-bench", description="Evaluate systems that touch an LLM's context.")
+    parser.add_argument("--version", action="version", version=f"context-bench {__version__}")
+    parser.add_argument(
+        "-p",
+        dest="plugin_flags",
+        action="append",
+        default=[],
+        metavar="no:NAME",
+        help="disable the plugin NAME (as `context-bench plugins` prints it)",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    run = sub.add_parser(
+        "run", help="run systems (OpenAI-compatible endpoints) over data sets and score them"
+    )
+    run.add_argument(
+        "--proxy",
+        action="append",
+        default=[],
+        metavar="URL",
+        required=True,
+        help="OpenAI-compatible endpoint of a system under test (repeatable)",
+    )
+    run.add_argument(
+        "--name",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="name of the matching --proxy (repeatable, in the same order)",
+    )
+    run.add_argument(
+        "--dataset",
+        action="append",
+        default=[],
+        required=True,
+        metavar="NAME|PATH",
+        help="registered data set name or a JSONL/JSON/CSV file (repeatable)",
+    )
+    run.add_argument("--model", default="gpt-4o-mini", help="model name sent to the endpoints")
+    add_run_options(run, host)
+    run.set_defaults(handler=commands.cmd_run)
+
+    score = sub.add_parser("score", help="score responses already in a file (default: the bundled sample)")
+    score.add_argument("files", nargs="*", metavar="FILE", help="JSONL/JSON/CSV rows carrying 'response'")
+    score.add_argument(
+        "--dataset-name",
+        metavar="NAME",
+        help="data set name for auto-wiring rows that carry no 'dataset' field",
+    )
+    add_run_options(score, host)
+    score.set_defaults(handler=commands.cmd_score)
+
+    for plugin, command in host.commands():
+        added = sub.add_parser(command.name, help=command.help)
+        try:
+            resolve(command.configure)(added, host)
+        except Exception as exc:  # noqa: BLE001 - a broken plugin command: one line naming it
+            raise PluginError(
+                f"plugin {plugin}: command {command.name!r} could not be set up: {type(exc).__name__}: {exc}"
+            ) from exc
+        added.set_defaults(handler=command.run)
+
+    for name, text, handler in (
+        ("plugins", "list discovered plugins", listings.cmd_plugins),
+        ("evaluators", "list available evaluators", listings.cmd_evaluators),
+        ("datasets", "list registered data sets", listings.cmd_datasets),
+    ):
+        listing = sub.add_parser(name, help=text)
+        listing.add_argument("--json", action="store_true", help="machine-readable output")
+        listing.set_defaults(handler=handler)
+    return parser
+
+
+def with_default_command(argv: list[str]) -> list[str]:
+    """``context-bench --proxy URL --dataset X`` means ``context-bench run ...``."""
+    position = 0
+    while position < len(argv) and argv[position] == "-p":
+        position += 2
+    rest = argv[position:]
+    if rest and rest[0].startswith("-") and rest[0] not in ("-h", "--help", "--version"):
+        return argv[:position] + ["run"] + rest
+    return argv
+
+
+def _host_for(argv: list[str]) -> PluginHost:
+    deny = []
+    for flag, value in zip(argv, argv[1:], strict=False):
+        if flag == "-p":
+            if not value.startswith("no:"):
+                raise UsageError(f"-p takes no:NAME (got {value!r})")
+            deny.append(value[3:])
+    return PluginHost(deny=deny)
+
+
+def _one_line(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+    print(message, file=sys.stderr)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = with_default_command(list(sys.argv[1:] if argv is None else argv))
+    with warnings.catch_warnings():  # plugin warnings as plain lines, for this command only
+        warnings.simplefilter("default", PluginWarning)
+        warnings.showwarning = _one_line
+        try:
+            return _command(argv)
+        except BrokenPipeError:  # `context-bench plugins | head`: the reader left, nothing is wrong
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            return 0
+        except ContextBenchError as exc:
+            print(f"context-bench: error: {exc}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            print(
+                "context-bench: interrupted (finished rows are kept in --cache-dir, if given)",
+                file=sys.stderr,
+            )
+            return 130
+
+
+def _command(argv: list[str]) -> int:
+    host = _host_for(argv)
+    previous = set_host(host)  # for this command only: in-process callers get theirs back
+    try:
+        host.ensure_loaded()
+        parser = build_parser(host)
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        return resolve(args.handler)(args, host)
+    finally:
+        set_host(previous)

@@ -1,0 +1,152 @@
+"""The run flags every run command shares, read back as one typed record, and the report they ask for."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+
+from ..errors import UsageError
+from ..plugins import PluginHost
+from ..records import EvalResult
+from ..reports import FORMATS
+
+
+def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
+    """Add the shared run flags (evaluators, ``-n``, concurrency, cache, output) and every loaded
+    plugin's options (``cbench_add_options``) to ``parser``; read them with :meth:`RunOptions.from_args`."""
+    parser.add_argument(
+        "--evaluator",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="add an evaluator to every data set (repeatable)",
+    )
+    parser.add_argument(
+        "--no-evaluator",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="remove an auto-wired evaluator (repeatable)",
+    )
+    parser.add_argument(
+        "--no-autowire", action="store_true", help="use only the evaluators named with --evaluator"
+    )
+    parser.add_argument("-n", "--max-examples", type=int, metavar="N", help="at most N rows per data set")
+    parser.add_argument(
+        "--max-concurrency", type=int, default=8, metavar="N", help="rows in flight (default 8)"
+    )
+    parser.add_argument("--cache-dir", metavar="DIR", help="store finished rows here; a re-run resumes")
+    parser.add_argument("--output", choices=FORMATS, default="table", help="report format (default table)")
+    parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    host.add_options(parser.add_argument_group("plugin options"))
+
+
+@attrs.define
+class RunOptions:
+    """The run flags of one command line, checked: what ``evaluate`` and :func:`emit` need.
+
+    ``plugin_options`` holds the plugins' own options by ``dest`` (``judge_url``, ...); the runner
+    hands each plugin only its own share of them.
+    """
+
+    evaluators: list[str] | None = None
+    add_evaluators: list[str] = attrs.Factory(list)
+    exclude_evaluators: list[str] = attrs.Factory(list)
+    max_examples: int | None = None
+    max_concurrency: int = 8
+    cache_dir: str | None = None
+    output: str = "table"
+    out: str | None = None
+    progress: bool = True
+    plugin_options: dict[str, Any] = attrs.Factory(dict)
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, host: PluginHost) -> RunOptions:
+        """Read the flags :func:`add_run_options` added; a bad value is a UsageError, before any row runs."""
+        if args.no_autowire and not args.evaluator:
+            raise UsageError("--no-autowire needs at least one --evaluator")
+        if args.max_concurrency < 1:
+            raise UsageError("--max-concurrency must be at least 1")
+        if args.max_examples is not None and args.max_examples < 1:
+            raise UsageError("-n/--max-examples must be at least 1")
+        _check_out(args.out)
+        return cls(
+            evaluators=list(args.evaluator) if args.no_autowire else None,
+            add_evaluators=[] if args.no_autowire else list(args.evaluator),
+            exclude_evaluators=list(args.no_evaluator),
+            max_examples=args.max_examples,
+            max_concurrency=args.max_concurrency,
+            cache_dir=args.cache_dir,
+            output=args.output,
+            out=args.out,
+            progress=not args.no_progress,
+            plugin_options={d: getattr(args, d) for d in sorted(host.option_dests()) if hasattr(args, d)},
+        )
+
+    def evaluate_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments of ``context_bench.evaluate`` these flags stand for."""
+        return {
+            "evaluators": self.evaluators,
+            "add_evaluators": self.add_evaluators,
+            "exclude_evaluators": self.exclude_evaluators,
+            "max_concurrency": self.max_concurrency,
+            "cache_dir": self.cache_dir,
+            "progress": self.progress,
+            "options": self.plugin_options,
+        }
+
+
+def _check_out(path: str | None) -> None:
+    """Refuse an unwritable ``--out`` before the run, not after its rows were paid for."""
+    if not path:
+        return
+    target = Path(path)
+    parent = target.parent if str(target.parent) else Path(".")
+    if target.is_dir():
+        raise UsageError(f"--out {path}: is a directory")
+    if not parent.is_dir():
+        raise UsageError(f"--out {path}: no directory {parent}")
+    if not os.access(target if target.exists() else parent, os.W_OK):
+        raise UsageError(f"--out {path}: not writable")
+
+
+def emit(result: EvalResult, options: RunOptions) -> int:
+    """Write the report the flags ask for; return the exit status (1 when no row could be scored)."""
+    from ..reports import render
+
+    text = render(result, options.output)
+    if options.out:
+        try:
+            Path(options.out).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise UsageError(f"cannot write {options.out}: {exc.strerror or exc}") from None
+        print(f"context-bench: wrote {options.output} report to {options.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    if options.out or options.output in ("json", "jsonl"):  # the table and Markdown show warnings themselves
+        for warning in result.summary.warnings if result.summary else ():
+            print(f"context-bench: warning: {warning}", file=sys.stderr)
+    if result.rows and all(row.errors for row in result.rows):
+        print(f"context-bench: error: none of the {len(result.rows)} rows could be scored", file=sys.stderr)
+        return 1
+    return 0
+
+
+def check_reachable(url: str, flag: str = "--proxy") -> None:
+    """Fail fast, in one line, when nothing listens at an endpoint (rather than one error per row)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise UsageError(f"{flag} {url}: not an http(s) URL")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        socket.create_connection((parts.hostname, port), timeout=5).close()
+    except OSError as exc:
+        raise UsageError(f"{flag} {url}: endpoint unreachable: {exc.strerror or exc}") from None

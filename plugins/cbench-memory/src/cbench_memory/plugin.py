@@ -1,0 +1,45 @@
+"""Entry point of the cbench-memory plugin: its named data sets and the ``memory`` command.
+
+Everything is named by lazy references: discovering the plugin imports no loader and no runner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from context_bench import CommandSpec, DatasetSpec, hookimpl
+
+CBENCH_PLUGIN_API = 1
+
+_DATASETS = [
+    DatasetSpec(
+        "locomo",
+        "cbench_memory.loaders:load_locomo",
+        kind="memory",
+        description="LoCoMo long-conversation QA (local locomo10.json); `context-bench memory`",
+    ),
+    DatasetSpec(
+        "longmemeval",
+        "cbench_memory.loaders:load_longmemeval",
+        kind="memory",
+        description="LongMemEval chat-history QA (local JSON, or --download); `context-bench memory`",
+    ),
+]
+
+MEMORY_COMMAND = CommandSpec(
+    "memory",
+    "benchmark memory systems on long-conversation QA (LoCoMo, LongMemEval)",
+    configure="cbench_memory.command:configure",
+    run="cbench_memory.command:run",
+)
+
+
+@hookimpl
+def cbench_register_datasets(register: Callable[[DatasetSpec], None]) -> None:
+    for spec in _DATASETS:
+        register(spec)
+
+
+@hookimpl
+def cbench_register_commands(register: Callable[[CommandSpec], None]) -> None:
+    register(MEMORY_COMMAND)
