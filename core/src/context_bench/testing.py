@@ -26,20 +26,14 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
+from .lazy import lazy_getattr
 from .plugins import PluginHost, PluginInfo
 from .protocols import Evaluator
 from .specs import resolve
 
 #: Served lazily from :mod:`context_bench.fake_server` (asyncio and a server are not free to import).
 _FAKE_SERVER = ("FakeServer", "Faults", "Reply", "Seen", "last_user_message")
-
-
-def __getattr__(name: str) -> Any:
-    if name not in _FAKE_SERVER:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from . import fake_server
-
-    return getattr(fake_server, name)
+__getattr__ = lazy_getattr(__name__, dict.fromkeys(_FAKE_SERVER, "context_bench.fake_server"))
 
 
 def isolated_host(*plugins: Any, builtin: bool = True) -> PluginHost:

@@ -8,9 +8,8 @@ import pytest
 
 from cbench_memory.baselines import FullContextMemory
 from context_bench import evaluate_memory
-from context_bench.testing import last_user_message
 from context_bench.systems import OpenAIProxy
-from context_bench.testing import isolated_host
+from context_bench.testing import isolated_host, last_user_message
 
 judge_plugin = pytest.importorskip(
     "cbench_judge.plugin", reason="cbench-judge provides MemoryJudge and FalseMemoryRate"

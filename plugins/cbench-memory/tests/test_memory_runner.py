@@ -12,9 +12,8 @@ from cbench_memory import IngestFailed, QueryFailed
 from cbench_memory.baselines import BM25Memory, FullContextMemory
 from cbench_memory.loaders import load_locomo, load_longmemeval
 from context_bench import UsageError, evaluate_memory
-from context_bench.testing import FakeServer, Reply
 from context_bench.systems import OpenAIProxy
-from context_bench.testing import isolated_host
+from context_bench.testing import FakeServer, Reply, isolated_host
 
 
 def conversations(n, questions=3):

@@ -8,8 +8,8 @@ from cbench_memory.baselines import BM25Memory, FullContextMemory
 from cbench_memory.loaders import load_locomo
 from context_bench import MemorySystem
 from context_bench.identity import identity
-from context_bench.testing import last_user_message
 from context_bench.systems import EndpointError, OpenAIProxy
+from context_bench.testing import last_user_message
 
 
 @pytest.fixture

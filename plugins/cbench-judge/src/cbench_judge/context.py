@@ -4,10 +4,11 @@
 lines) for the judge's prompt and for cbench-memory's baselines alike, so the judge sees the
 conversation as the system under test saw it; :class:`BM25` ranks turns for both.
 
-Fitting a conversation into a judge prompt: by default the judge sees the whole conversation.  Under a character budget it sees the turns most
-relevant to the question and answer being judged (BM25 over the turns), in their original order, with
-the gaps marked: a fact recalled from the first session of a long conversation stays in view, where
-keeping the last turns would drop it and make a correct recollection look invented.
+Fitting a conversation into a judge prompt: by default the judge sees the whole conversation. Under
+a character budget it sees the turns most relevant to the question and answer being judged (BM25
+over the turns), in their original order, with the gaps marked: a fact recalled from the first
+session of a long conversation stays in view, where keeping the last turns would drop it and make a
+correct recollection look invented.
 """
 
 from __future__ import annotations
