@@ -80,13 +80,16 @@ class Wirer:
             for plugin, r in self.host.plugin_rules()
             if r.evaluator == spec.name and r.build is not None
         ]
-        plugin, build = builds[0] if builds else ("", None)
-        try:
-            return self._build(spec.name, build, plugin)
-        except ContextBenchError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - the user asked for it: say why it cannot be had
-            raise UsageError(f"cannot build evaluator {evaluator}: {type(exc).__name__}: {exc}") from exc
+        for plugin, build in builds or [("", None)]:  # the first rule whose build gives one for these options
+            try:
+                built = self._build(spec.name, build, plugin)
+            except ContextBenchError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the user asked for it: say why it cannot be had
+                raise UsageError(f"cannot build evaluator {evaluator}: {type(exc).__name__}: {exc}") from exc
+            if built is not None:
+                return built
+        raise UsageError(f"cannot build evaluator {evaluator}: no rule builds it for this run's options")
 
     def _build(self, name: str, build: Any, plugin: str) -> Any:
         """Built once per run; ``build`` gets the options of the ``plugin`` whose rule names it."""
@@ -131,6 +134,8 @@ class Wirer:
         by_name: list[Any] = []
         by_fields: list[tuple[frozenset[str], Any]] = []
         for plugin, rule in self.host.plugin_rules():
+            if rule.limited_away(name, self.options):
+                continue
             if name in rule.datasets or "*" in rule.datasets:
                 evaluator = self._from_rule(plugin, rule)
                 if evaluator is not None and evaluator not in by_name:
