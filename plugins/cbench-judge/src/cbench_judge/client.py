@@ -21,6 +21,7 @@ from . import loop
 from .cache import Answer, ResponseCache, request_key
 from .defaults import DEFAULT_CONCURRENCY
 from .errors import JudgeCallError, JudgeConfigError
+from .redaction import mask_secrets, public_url, url_password
 
 log = logging.getLogger("cbench_judge")
 
@@ -62,7 +63,11 @@ class JudgeClient:
         concurrency: int = DEFAULT_CONCURRENCY,
         cache_dir: str | Path | None = None,
         parameters: Mapping[str, Any] | None = None,
+        key_source: str | None = None,
     ) -> None:
+        """``key_source`` says where the key came from (``$VAR``), for the message of a refused key."""
+        self._secrets = (api_key, url_password(url))
+        self.key_source = key_source if api_key else None
         try:
             self._chat = AsyncChatClient(
                 url,
@@ -75,8 +80,8 @@ class JudgeClient:
                 pools=_pools,
             )
         except ValueError as exc:
-            raise JudgeConfigError(f"judge {exc}") from None
-        self.url = self._chat.url
+            raise JudgeConfigError(self.redact(f"judge {exc}")) from None
+        self.url = public_url(self._chat.url)  # the password stays inside the client, out of caches
         self.model = model
         self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
         self.stats = JudgeStats()
@@ -101,12 +106,25 @@ class JudgeClient:
         except EndpointError as exc:
             self.stats.attempts += exc.attempts
             self.stats.call_errors += 1
-            raise JudgeCallError(exc.reason) from None
+            raise JudgeCallError(self._refused(self.redact(exc.reason))) from None
         self.stats.attempts += completion.attempts
         if completion.usage:
             self.stats.input_tokens += completion.usage.get("input_tokens", 0.0)
             self.stats.output_tokens += completion.usage.get("output_tokens", 0.0)
-        return Answer(content=completion.content, usage=completion.usage, key=key)
+        # A judge may echo the key in its answer: masked before anything reads, reports or caches it.
+        return Answer(content=self.redact(completion.content), usage=completion.usage, key=key)
+
+    def redact(self, text: str) -> str:
+        """``text`` without the key or the URL's password (nor any run of 8 of their characters)."""
+        return mask_secrets(text, self._secrets)
+
+    def _refused(self, reason: str) -> str:
+        """A 401 or 403 (never retried) says whose key the endpoint refused."""
+        if not reason.startswith(("HTTP 401", "HTTP 403")) or "refused the key" in reason:
+            return reason
+        if self.key_source is None:
+            return f"{reason}; the endpoint wants a key and none was sent (see --judge-api-key-env)"
+        return f"{reason}; the endpoint refused the key (from {self.key_source})"
 
     def store(self, answer: Answer) -> None:
         """Cache a fresh answer once its verdict was read (an unreadable one is asked again next run)."""

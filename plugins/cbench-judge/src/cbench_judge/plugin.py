@@ -49,7 +49,7 @@ _MEMORY_DATASETS = ("locomo", "longmemeval")
 _MEMORY_FIELDS = ("context", "question", "answer")
 #: Where a row keeps what the system was asked (``cbench_judge.rating.QUESTION_KEYS``), and its reference.
 _QUESTION_KEYS = ("question", "prompt", "instruction", "input")
-_REFERENCE_KEYS = ("answer", "reference")
+_REFERENCE_KEYS = ("answer", "reference", "correct_letter")
 #: ``--judge-dataset NAME`` (repeatable) limits every judge rule to those data sets.
 _LIMIT = "judge_dataset"
 

@@ -40,14 +40,14 @@ def key_variable_problem(name: object) -> str | None:
     """What is wrong with the name of a key variable, said without ever showing a value that may be
     the key itself; None when the variable is set."""
     if not isinstance(name, str) or not name.strip():
-        return "must name an environment variable"
+        return "the API key variable name must be a non-empty string"
     if looks_like_key(name):
         return (
-            "takes the NAME of an environment variable holding the key, and the value given looks like "
-            "a key itself (not shown): put the key in a variable and pass the variable's name"
+            "the API key variable's name looks like a key itself (not shown): put the key in an "
+            "environment variable and give the variable's NAME"
         )
     if not os.environ.get(name.strip()):
-        return f"names {name.strip()!r}, which is not set in the environment"
+        return f"the API key variable {name.strip()!r} is not set in the environment"
     return None
 
 

@@ -25,7 +25,7 @@ def _common(options: Mapping[str, Any]) -> dict[str, Any]:
     if variable:
         problem = key_variable_problem(variable)
         if problem:
-            raise UsageError(f"--judge-api-key-env {problem}")
+            raise UsageError(f"--judge-api-key-env: {problem}")
     concurrency = options.get("judge_concurrency") or DEFAULT_CONCURRENCY
     if not isinstance(concurrency, int) or concurrency < 1:
         raise UsageError(f"--judge-concurrency must be a positive integer, got {concurrency!r}")
