@@ -32,11 +32,11 @@ def options_of(original: Mapping[str, Any]) -> str | None:
     choices = original.get("choices", original.get("options"))
     if isinstance(choices, Mapping) and isinstance(choices.get("text"), (list, tuple)):
         labels = choices.get("label") or LETTERS
-        pairs = list(zip(labels, choices["text"]))
+        pairs = list(zip(labels, choices["text"], strict=False))
     elif isinstance(choices, Mapping):
         pairs = list(choices.items())
     elif isinstance(choices, (list, tuple)) and choices:
-        pairs = list(zip(LETTERS, choices))
+        pairs = list(zip(LETTERS, choices, strict=False))
     else:
         return None
     return "\n".join(f"{label}. {as_text(text)}" for label, text in pairs)

@@ -28,7 +28,11 @@ def key_shaped(value: str) -> bool:
         return True
     if len(value) < 20 or any(c.isspace() for c in value):
         return False
-    return any(c.islower() for c in value) and any(c.isupper() for c in value) and any(c.isdigit() for c in value)
+    return (
+        any(c.islower() for c in value)
+        and any(c.isupper() for c in value)
+        and any(c.isdigit() for c in value)
+    )
 
 
 def looks_like_key(name: str) -> bool:
