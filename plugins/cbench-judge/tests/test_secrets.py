@@ -93,6 +93,9 @@ def test_a_password_in_the_judge_url_reaches_no_report_and_no_cache(judge_server
     assert judge.url == f"http://judge:***@{host_port}"
     stored = _files(tmp_path)
     assert stored and all(b"hunter2" not in blob for blob in stored)
+    template_judge = JudgeEvaluator({"url": url, "model": "m"}, cache_dir=tmp_path / "template")
+    public = {k: v for k, v in vars(template_judge).items() if not k.startswith("_")}  # what identities read
+    assert "hunter2" not in str(public) + repr(template_judge)
     with pytest.raises(JudgeConfigError) as raised:
         JudgeEvaluator({"url": f"ftp://judge:hunter2-password@{host_port}", "model": "m"})
     assert "hunter2" not in str(raised.value)

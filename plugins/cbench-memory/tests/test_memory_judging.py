@@ -132,3 +132,21 @@ def test_a_dead_relay_that_only_judges_is_refused_up_front(fixtures, capsys, tmp
     )
     assert code == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and "--relay" in err and "unreachable" in err
+
+
+def test_an_unset_judge_key_variable_stops_the_run_before_any_answer(fixtures, capsys, monkeypatch) -> None:
+    monkeypatch.delenv("UNSET_JUDGE_KEY", raising=False)
+    with _relay_serving("tiny") as relay:
+        code, out, err = _memory(
+            capsys,
+            "--dataset",
+            str(fixtures / "locomo_mini.json"),
+            "--relay",
+            relay.url,
+            "--model",
+            "tiny",
+            "--judge-api-key-env",
+            "UNSET_JUDGE_KEY",
+        )
+        assert relay.requests == []
+    assert code == 2 and out == "" and "UNSET_JUDGE_KEY" in err

@@ -35,11 +35,11 @@ def spelled(value: Any, old: Any, name: str, old_name: str, where: str) -> Any:
 
 
 def resolve_key(api_key: str | None, variable: str | None, where: str) -> tuple[str | None, str | None]:
-    """The key (given, else ``$variable``, else ``$OPENAI_API_KEY``) and where it came from, for
-    messages; a variable that is unset, or that looks like a key itself, is a :class:`JudgeConfigError`
-    that never shows the value."""
+    """The key (given, else ``$variable``, else ``$OPENAI_API_KEY``) and the variable it came from
+    (None for a key given as such), for messages; a variable that is unset, or that looks like a key
+    itself, is a :class:`JudgeConfigError` that never shows the value."""
     if api_key:
-        return api_key, "the api_key argument"
+        return api_key, None
     if variable is not None:
         problem = key_variable_problem(variable)
         if problem:
@@ -49,7 +49,7 @@ def resolve_key(api_key: str | None, variable: str | None, where: str) -> tuple[
     except ValueError as exc:  # names a variable checked above: nothing secret in it
         raise JudgeConfigError(f"{where}: {exc}") from None
     name = variable.strip() if variable is not None else DEFAULT_KEY_VARIABLE
-    return key, f"${name}" if key else None
+    return key, name if key else None
 
 
 def as_text(value: Any) -> str:
@@ -123,12 +123,12 @@ class BaseJudge:
         self.retry_base_delay = retry_base_delay
         self.concurrency = concurrency
         self.strict = strict
-        key, source = resolve_key(api_key, api_key_env, type(self).__name__)
+        key, variable = resolve_key(api_key, api_key_env, type(self).__name__)
         self._client = JudgeClient(
             url,
             model,
             api_key=key,
-            key_source=source,
+            api_key_env=variable,
             timeout=timeout,
             retry=RetryPolicy(max_retries=max_retries, base_delay=retry_base_delay),
             concurrency=concurrency,

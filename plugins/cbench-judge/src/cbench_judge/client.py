@@ -63,11 +63,12 @@ class JudgeClient:
         concurrency: int = DEFAULT_CONCURRENCY,
         cache_dir: str | Path | None = None,
         parameters: Mapping[str, Any] | None = None,
-        key_source: str | None = None,
+        api_key_env: str | None = None,
     ) -> None:
-        """``key_source`` says where the key came from (``$VAR``), for the message of a refused key."""
+        """``api_key_env`` names the variable the key came from, for the message of a refused key."""
         self._secrets = (api_key, url_password(url))
-        self.key_source = key_source if api_key else None
+        self._key = api_key
+        self.api_key_env = api_key_env if api_key else None
         try:
             self._chat = AsyncChatClient(
                 url,
@@ -119,12 +120,19 @@ class JudgeClient:
         return mask_secrets(text, self._secrets)
 
     def _refused(self, reason: str) -> str:
-        """A 401 or 403 (never retried) says whose key the endpoint refused."""
-        if not reason.startswith(("HTTP 401", "HTTP 403")) or "refused the key" in reason:
+        """A 401 or 403 (never retried) says whose key the endpoint refused, as the core client's
+        messages do (``HTTP 401: the endpoint refused the key (from $VAR): ...``)."""
+        status = reason[:8]
+        if status not in ("HTTP 401", "HTTP 403") or "refused the key" in reason or "none was sent" in reason:
             return reason
-        if self.key_source is None:
-            return f"{reason}; the endpoint wants a key and none was sent (see --judge-api-key-env)"
-        return f"{reason}; the endpoint refused the key (from {self.key_source})"
+        if not self._key:
+            said = "the endpoint wants a key and none was sent"
+        else:
+            said = "the endpoint refused the key" + (
+                f" (from ${self.api_key_env})" if self.api_key_env else ""
+            )
+        rest = reason[8:].removeprefix(":").strip()
+        return f"{status}: {said}" + (f": {rest}" if rest else "")
 
     def store(self, answer: Answer) -> None:
         """Cache a fresh answer once its verdict was read (an unreadable one is asked again next run)."""

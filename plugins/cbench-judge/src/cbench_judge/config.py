@@ -99,7 +99,7 @@ class JudgeConfig:
         return config
 
     def resolve_key(self, where: str) -> tuple[str | None, str | None]:
-        """The key's value and where it came from; a named variable that is unset is a setup error,
+        """The key's value and the variable it came from; a named variable that is unset is a setup error,
         not a thousand CALL_ERRORs, and one that looks like a key itself is never shown."""
         return resolve_key(None, self.api_key_env, where)
 
@@ -130,12 +130,12 @@ def client_for(
     with _clients_lock:
         client = _clients.get(key)
         if client is None:
-            api_key, source = config.resolve_key(where)
+            api_key, variable = config.resolve_key(where)
             client = _clients[key] = JudgeClient(
                 config.url,
                 config.model,
                 api_key=api_key,
-                key_source=source,
+                api_key_env=variable,
                 timeout=config.request_timeout,
                 retry=RetryPolicy(max_retries=config.max_retries),
                 concurrency=config.concurrency,

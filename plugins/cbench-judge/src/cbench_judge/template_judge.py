@@ -18,6 +18,7 @@ from .config import JudgeConfig, client_for
 from .defaults import DEFAULT_MODEL
 from .errors import JudgeConfigError, JudgeError, JudgeInputError
 from .rating import QUESTION_KEYS, options_of, reference_of
+from .redaction import public_url
 from .templates import Template, template_for
 
 CALL_ERROR = "CALL_ERROR"
@@ -172,7 +173,10 @@ class _TemplateJudgeBase:
             configs[key] = config
         self._judges = configs
         # public, so the runner's cache key covers the judges (the cache location is not configuration)
-        self.judges = {key: _as_dict(attrs.evolve(c, cache_dir=None)) for key, c in configs.items()}
+        self.judges = {
+            key: _as_dict(attrs.evolve(c, cache_dir=None, url=public_url(c.url)))
+            for key, c in configs.items()
+        }
 
     def score(self, original: dict, processed: dict) -> dict[str, float]:
         return loop.run_sync(self._score(original, processed))

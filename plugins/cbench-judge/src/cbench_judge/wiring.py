@@ -40,6 +40,13 @@ def _common(options: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def check_options(options: Mapping[str, Any]) -> None:
+    """Raise the UsageError a judge built from ``options`` would raise (an unset or key-shaped key
+    variable, a bad concurrency or template): for a command that builds its judges late."""
+    _common(options)
+    _template(options)
+
+
 def _template(options: Mapping[str, Any]) -> str | None:
     template = options.get("judge_template")
     if template and template not in BUILTIN:

@@ -142,7 +142,12 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
             "context-bench: no judge configured (--judge-url or --relay): scoring by token overlap only",
             file=sys.stderr,
         )
-    elif not host.has_evaluator("MemoryJudge"):
+    elif host.has_evaluator("MemoryJudge"):
+        # the judges are built after every answer is in: a setup mistake must stop the run before
+        from cbench_judge.wiring import check_options
+
+        check_options(judged)
+    else:
         print(
             "context-bench: install cbench-judge to judge the answers (MemoryJudge, FalseMemoryRate): "
             "scoring by token overlap only",
