@@ -62,7 +62,8 @@ class AutowireRule:
     """When a data set gets an evaluator without the user naming it.
 
     The rule matches a row when the row's data set name is in ``datasets`` (``"*"`` matches any)
-    or the row carries every key in ``fields``; and, in both cases, only when every run option
+    or the row carries every key in ``fields`` (a field may name alternatives, ``"question|prompt"``:
+    any one of them will do); and, in both cases, only when every run option
     in ``requires`` is set (``("judge_url",)``: a judge only when a judge endpoint is configured)
     and the run is of a kind in ``runs`` (:data:`RUN_KINDS`; empty: every kind).  So a rule says
     itself which runs it serves: a general rating judge declares ``runs=("rows",)`` and stays out

@@ -178,3 +178,17 @@ def test_a_refused_key_names_its_variable_and_is_not_retried(judge_server, monke
     monkeypatch.delenv("OPENAI_API_KEY")
     result = MemoryJudge(server.url, retry_base_delay=0.01).score(row, row)
     assert "none was sent" in result.failure and server.count == 3
+
+
+def test_a_judge_that_failed_on_every_row_fails_the_command(judge_server, tmp_path) -> None:
+    server = judge_server(lambda body: Reply("model not found", status=404))
+    data = tmp_path / "rows.jsonl"
+    data.write_text("".join(json.dumps({**MC_ROW, "id": str(i)}) + "\n" for i in range(3)))
+    command = [sys.executable, "-m", "context_bench", "score", str(data), "--output", "json", "--no-progress"]
+    done = subprocess.run([*command, "--judge-url", server.url], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr  # the report is written, but the run did not pass
+    assert "judge_score failed on every row it scored" in done.stderr
+    assert json.loads(done.stdout)["summary"]["failures"]["judge_score"]["rate"] == 1.0
+    working = judge_server(lambda body: "RATING: 5")  # the same run with a working judge passes
+    done = subprocess.run([*command, "--judge-url", working.url], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr

@@ -47,9 +47,10 @@ _EVALUATORS = [
 _BUILD = "cbench_judge.wiring:"
 _MEMORY_DATASETS = ("locomo", "longmemeval")
 _MEMORY_FIELDS = ("context", "question", "answer")
-#: Where a row keeps what the system was asked (``cbench_judge.rating.QUESTION_KEYS``), and its reference.
-_QUESTION_KEYS = ("question", "prompt", "instruction", "input")
-_REFERENCE_KEYS = ("answer", "reference", "correct_letter")
+#: What a judge needs of a row: a question (``cbench_judge.rating.QUESTION_KEYS``, any one of them),
+#: and for a template that grades against one, a reference.
+_QUESTION = "question|prompt|instruction|input"
+_REFERENCE = "answer|reference|correct_letter"
 #: ``--judge-dataset NAME`` (repeatable) limits every judge rule to those data sets.
 _LIMIT = "judge_dataset"
 
@@ -58,30 +59,20 @@ def _judge_rules(runs: tuple[str, ...], requires: tuple[str, ...]) -> list[Autow
     """The 1-5 rating (or the ``--judge-template`` judge) wherever a row holds what it needs: a
     question, and a reference too for a template that grades against one (``binary_qa``).  A row
     without them is not judged, rather than failing."""
-    open_rules = [
+    return [
         AutowireRule(
             "LLMJudge",
-            fields=(question,),
+            fields=fields,
             requires=requires,
-            build=_BUILD + "build_open_judge",
+            build=_BUILD + build,
             runs=runs,
             datasets_option=_LIMIT,
         )
-        for question in _QUESTION_KEYS
-    ]
-    reference_rules = [
-        AutowireRule(
-            "LLMJudge",
-            fields=(question, reference),
-            requires=requires,
-            build=_BUILD + "build_reference_judge",
-            runs=runs,
-            datasets_option=_LIMIT,
+        for fields, build in (
+            ((_QUESTION,), "build_open_judge"),
+            ((_QUESTION, _REFERENCE), "build_reference_judge"),
         )
-        for question in _QUESTION_KEYS
-        for reference in _REFERENCE_KEYS
     ]
-    return open_rules + reference_rules
 
 
 _RULES = [
