@@ -273,6 +273,29 @@ def test_the_docs_example_checks_the_http_status(tmp_path, monkeypatch):
             example.NotesMemory().query("Where?")  # a refused request is an error, not an answer
 
 
+def test_the_python_examples_in_the_docs_run(world, fixtures, tmp_path, monkeypatch, capsys):
+    """docs/memory.md's Python blocks, with the endpoint and the data file pointed at the test's."""
+    docs = (Path(__file__).parents[3] / "docs" / "memory.md").read_text()
+    module, _ = _docs_example()
+    (tmp_path / "my_memory.py").write_text(module)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))  # a Python caller imports its own module as usual
+    monkeypatch.delitem(sys.modules, "my_memory", raising=False)
+    monkeypatch.setenv("MEMORY_LLM_URL", world.url)
+    monkeypatch.setenv("MEMORY_LLM_MODEL", world.model)
+    blocks = re.findall(r"```python\n(.*?)```", docs, re.S)
+    run_block = next(b for b in blocks if "evaluate_memory(" in b)
+    run_block = run_block.replace("~/data/locomo10.json", str(fixtures / "locomo_mini.json"))
+    exec(compile(run_block.replace("http://localhost:8080", world.url), "memory.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == f"{6 / 7} {1 / 7}"  # memory_judge, false_memory: the invented cat is caught
+    assert printed[1:] == ["adversarial 1 0.0", "multi-hop 1 1.0", "single-hop 3 1.0", "temporal 2 1.0"]
+    baselines = next(b for b in blocks if "BM25Memory" in b and "partial" in b)
+    scope: dict = {}
+    exec(compile(baselines.replace("http://localhost:8080", world.url), "memory.md", "exec"), scope)
+    assert len(scope["systems"]) == 2
+
+
 def test_without_cbench_judge_the_run_says_how_to_get_the_judges(world, fixtures, capsys):
     code = main(
         [

@@ -29,7 +29,7 @@ LETTERS = "ABCDEFGHIJ"
 def options_of(original: Mapping[str, Any]) -> str | None:
     """A multiple-choice row's options as ``A. text`` lines (``choices`` as a list, a mapping label ->
     text, or the hub's ``{"label": [...], "text": [...]}``), so a judge never rates "B" blind."""
-    choices = original.get("choices", original.get("options"))
+    choices = original.get("choices")
     if isinstance(choices, Mapping) and isinstance(choices.get("text"), (list, tuple)):
         labels = choices.get("label") or LETTERS
         pairs = list(zip(labels, choices["text"], strict=False))
