@@ -245,3 +245,14 @@ def test_the_all_data_sets_row_says_it_pools_unlike_data_sets():
     result = EvalResult(rows=rows, summary=Summarizer()(rows))
     assert result.summary.systems["s"].datasets == ["qa", "sum"]
     assert "pools the rows of unlike data sets" in render(result, "table")
+
+
+def test_emit_completes_the_metadata_a_command_gave(capsys):
+    proxy = OpenAIProxy("http://127.0.0.1:9/v1", model="tiny", name="a")
+    given = run_metadata(argv=["run", "--proxy", "http://127.0.0.1:9/v1"], systems=[proxy])
+    result = EvalResult(rows=[EvalRow("a", "d", "1", scores={"f1": 1.0})], metadata=given)
+    assert emit(result, RunOptions(output="json")) == 0
+    metadata = json.loads(capsys.readouterr().out)["metadata"]
+    assert metadata["command"] == "context-bench run --proxy http://127.0.0.1:9/v1"
+    assert metadata["systems"][0]["model"] == "tiny"
+    assert {"context-bench", "python", "cbench-judge"} <= set(metadata["versions"])

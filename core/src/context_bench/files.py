@@ -14,7 +14,7 @@ import re
 import tempfile
 from pathlib import Path
 
-__all__ = ["REPLACEMENT", "atomic_write_text", "encodable", "unencodable_count"]
+__all__ = ["REPLACEMENT", "atomic_write_text", "encodable", "encodable_counted"]
 
 #: What a lone surrogate becomes.
 REPLACEMENT = "\ufffd"
@@ -23,18 +23,16 @@ REPLACEMENT = "\ufffd"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-def unencodable_count(text: str) -> int:
-    """How many lone surrogates ``text`` holds (0 for the usual, encodable text)."""
-    if text.isascii():
-        return 0
-    return len(_SURROGATE.findall(text))
-
-
 def encodable(text: str) -> str:
     """``text`` with every lone surrogate replaced by U+FFFD: safe to encode as UTF-8."""
+    return encodable_counted(text)[0]
+
+
+def encodable_counted(text: str) -> tuple[str, int]:
+    """:func:`encodable` and how many characters it replaced (0 for the usual text, checked in C)."""
     if text.isascii():
-        return text
-    return _SURROGATE.sub(REPLACEMENT, text)
+        return text, 0
+    return _SURROGATE.subn(REPLACEMENT, text)
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
@@ -43,7 +41,10 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     permissions; a new one gets the usual ``0o666 & ~umask``.  On any failure the temporary file
     is removed and ``path`` is as it was; the exception propagates."""
     target = Path(os.path.realpath(path))  # through a symlink, not over it
-    data = encodable(text).encode("utf-8")
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        data = encodable(text).encode("utf-8")
     try:
         mode = target.stat().st_mode & 0o7777
     except FileNotFoundError:

@@ -130,22 +130,24 @@ def _check_out(path: str | None) -> None:
 def emit(result: EvalResult, options: RunOptions) -> int:
     """Write the report the flags ask for; return the exit status (1 when no row could be scored).
 
-    The report carries the run's metadata: what the command put in ``result.metadata`` (systems,
-    endpoints) completed with the date, the versions and the command line, secrets removed.  Text
+    The report carries the run's metadata: what the command put in ``result.metadata`` (best
+    ``run_metadata(argv=..., systems=...)``: the systems, their endpoints, the command line), completed
+    with the date, the versions of the core and every loaded plugin, and, when the command gave
+    none, the process's command line; secrets removed.  Text
     that cannot be encoded (a lone surrogate from a row or a reply) is written as U+FFFD, with a
     warning; ``--out`` is replaced atomically, so a failed write leaves an earlier report whole.
     """
-    from ..files import atomic_write_text, encodable, unencodable_count
+    from ..files import atomic_write_text, encodable, encodable_counted
     from ..reports import render
     from ..reports.sections import printable
 
+    known = _metadata()
+    versions = {**known["versions"], **result.metadata.get("versions", {})}
     result = attrs.evolve(
         result.summarized(exclude_errors=options.exclude_errors),
-        metadata={**_metadata(), **result.metadata},
+        metadata={**known, **result.metadata, "versions": versions},
     )
-    text = render(result, options.output)
-    replaced = unencodable_count(text)
-    text = encodable(text)
+    text, replaced = encodable_counted(render(result, options.output))
     if options.out:
         try:
             atomic_write_text(options.out, text)
