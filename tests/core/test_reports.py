@@ -146,11 +146,11 @@ def test_table_shows_every_score_field_per_group(result):
     text = render(result, "table")
     assert text.startswith("context-bench: 5 rows, 1 system, 3 data sets, 1 error\n")
     squad = _section(text, "Scores: squad")
-    assert squad[0].split() == ["system", "dataset", "rows", "errors", *ANSWER_FIELDS]
-    assert squad[2].split() == ["proxy|v2", "squad", "2", "0", "0.750", "0.500", "1.000", "1.000"]
+    assert squad[0].split() == ["system", "dataset", "rows", "errors", "error", "rate", *ANSWER_FIELDS]
+    assert squad[2].split() == ["proxy|v2", "squad", "2", "0", "0.0%", "0.750", "0.500", "1.000", "1.000"]
     mmlu = _section(text, "Scores: mmlu")
-    assert mmlu[0].split() == ["system", "dataset", "rows", "errors", "mc_accuracy"]
-    assert mmlu[2].split() == ["proxy|v2", "mmlu", "2", "1", "1.000"]
+    assert mmlu[0].split() == ["system", "dataset", "rows", "errors", "error", "rate", "mc_accuracy"]
+    assert mmlu[2].split() == ["proxy|v2", "mmlu", "2", "1", "50.0%", "1.000"]
 
 
 def test_table_fits_a_100_column_terminal(result):
@@ -163,7 +163,7 @@ def test_table_fits_a_100_column_terminal(result):
         h
         for part in parts
         for h in part.splitlines()[1].split()
-        if h not in ("system", "dataset", "rows", "errors")
+        if h not in ("system", "dataset", "rows", "errors", "error", "rate")
     ]
     assert shown == list(WIDE_FIELDS)
     assert all(part.splitlines()[3].startswith("proxy|v2  rubric") for part in parts)
@@ -211,7 +211,7 @@ def test_report_summarizes_rows_when_the_result_has_no_summary(result):
 
     text = render(EvalResult(rows=result.rows, summarize=summarize), "table")
     assert calls == [5]
-    assert _section(text, "Scores")[2].split() == ["s", "d", "5", "0", "0.125"]
+    assert _section(text, "Scores")[2].split() == ["s", "d", "5", "0", "0.0%", "0.125"]
 
 
 # -- markdown ----------------------------------------------------------------------------------
@@ -228,7 +228,7 @@ def test_markdown_tables_are_well_formed(result):
         counts = {len(line.replace("\\|", "").split("|")) for line in lines}
         assert len(counts) == 1
         assert set(lines[1].replace("|", "").split()) <= {"---", "---:"}
-    assert "| proxy\\|v2 | squad | 2 | 0 | 0.750 | 0.500 | 1.000 | 1.000 |" in text
+    assert "| proxy\\|v2 | squad | 2 | 0 | 0.0% | 0.750 | 0.500 | 1.000 | 1.000 |" in text
     assert "- judge failed on 1 of 4 rows (25.0%: timeout 1)" in text
 
 

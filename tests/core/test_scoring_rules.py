@@ -62,7 +62,9 @@ def test_a_score_that_is_not_finite_is_an_error_of_that_evaluator_on_that_row():
         assert (error.source, error.type) == ("unbounded", "ValueError")
         assert f"score field 'v' is {float(key)!r}" in error.message
     assert by_id["a"].scores == {"v": 0.5, "length": 2.0} and not by_id["a"].errors
-    assert result.summary.groups[0].scores == {"v": 0.5, "length": 2.0}
+    # the three rows whose v failed count 0 in the headline; the scored rows alone stay available
+    assert result.summary.groups[0].scores == {"v": 0.2, "length": 2.0}
+    assert result.summary.groups[0].scores_scored_only == {"v": 0.5, "length": 2.0}
     assert result.summary.errors.by_evaluator == {"unbounded": 3}
     parsed = _strict_json(result.to_json())
     assert len(parsed["rows"]) == 5

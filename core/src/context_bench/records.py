@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -108,26 +109,51 @@ class GroupSummary:
     metrics: dict[str, dict[str, Any]] = attrs.Factory(dict)
     failures: dict[str, int] = attrs.Factory(dict)
     breakdown: dict[str, dict[str, BreakdownPart]] = attrs.Factory(dict)
+    #: ``errors / rows``: the share of rows that count 0 in ``scores`` for the fields they lack.
+    error_rate: float | None = None
+    #: The means over the rows that produced each field, errored rows left out (never the headline).
+    scores_scored_only: Means = attrs.Factory(dict)
 
 
 @attrs.frozen
 class SystemSummary:
-    """One system over every data set it ran."""
+    """One system over every data set it ran: its rows pooled, each row weighing the same, so a
+    field two unlike data sets share (F1 of short answers and of summaries) is averaged across
+    them; ``datasets`` names what was pooled."""
 
     rows: int = 0
     errors: int = 0
     scores: Means = attrs.Factory(dict)
+    error_rate: float | None = None
+    scores_scored_only: Means = attrs.Factory(dict)
+    datasets: list[str] = attrs.Factory(list)
+
+
+@attrs.frozen
+class ErrorMessage:
+    """One distinct error of a run and how often it occurred: ``source`` is the system or the
+    evaluator, or for an input error the data set; ``examples`` are the first rows it hit."""
+
+    stage: str
+    source: str
+    type: str
+    message: str
+    count: int = 0
+    examples: list[str] = attrs.Factory(list)
 
 
 @attrs.frozen
 class ErrorCounts:
-    """Errors of a run: how many, on how many rows, and by system, evaluator and stage."""
+    """Errors of a run: how many, on how many rows, by system (its own errors only), evaluator,
+    stage and, for input errors, data set; ``messages`` are the distinct errors, most frequent first."""
 
     total: int = 0
     rows: int = 0
     by_system: dict[str, int] = attrs.Factory(dict)
     by_evaluator: dict[str, int] = attrs.Factory(dict)
     by_stage: dict[str, int] = attrs.Factory(dict)
+    by_input: dict[str, int] = attrs.Factory(dict)
+    messages: list[ErrorMessage] = attrs.Factory(list)
 
 
 @attrs.frozen
@@ -151,6 +177,11 @@ class Summary:
     #: Token usage per evaluator (``input_tokens``, ``output_tokens``), summed over the rows.
     usage: dict[str, dict[str, float]] = attrs.Factory(dict)
     warnings: list[str] = attrs.Factory(list)
+    #: False (the default): an errored row counts 0 in ``scores`` for every field of its group it
+    #: lacks; True: the headline means are over scored rows alone (``--exclude-errors``).
+    exclude_errors: bool = False
+    #: The unit of each metric's figures, where it has one (``{"latency": "s"}``).
+    units: dict[str, str] = attrs.Factory(dict)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dicts and lists, keys in field order: the ``summary`` of the JSON report."""
@@ -159,9 +190,11 @@ class Summary:
 
 class Summarize(Protocol):
     """What summarizes a result's rows (the runner's ``Summarizer``), kept so ``filter`` and
-    ``merge`` can summarize again; ``notices`` are the run's warnings that no row shows."""
+    ``merge`` can summarize again; ``notices`` are the run's warnings that no row shows, and
+    ``exclude_errors`` picks the headline means (see :attr:`Summary.exclude_errors`)."""
 
     notices: list[str]
+    exclude_errors: bool
 
     def __call__(self, rows: Sequence[EvalRow], /) -> Summary: ...
 
@@ -169,28 +202,34 @@ class Summarize(Protocol):
 @attrs.define
 class EvalResult:
     """All rows of a run, in a deterministic order (system, data set, example), and their summary
-    (None for a result built without one)."""
+    (None for a result built without one).
+
+    ``metadata`` describes the run (date, versions, systems and their endpoints, the command line,
+    secrets removed); the CLI fills it, and every report but JSONL shows it.
+    """
 
     rows: list[EvalRow]
     summary: Summary | None = None
     summarize: Summarize | None = attrs.field(default=None, repr=False, eq=False)
+    metadata: dict[str, Any] = attrs.Factory(dict)
 
     @classmethod
     def merge(cls, results: Sequence[EvalResult]) -> EvalResult:
         """One result of several runs (one per system): their rows in order, renumbered in place,
-        summarized afresh with every run's notices kept."""
+        summarized afresh with every run's notices kept, and the first run's metadata."""
         if len(results) == 1:
             return results[0]
         rows = [row for result in results for row in result.rows]
         for index, row in enumerate(rows):
             row.index = index
+        metadata = dict(results[0].metadata) if results else {}
         summarize = copy.copy(results[0].summarize)
         if summarize is None:
-            return cls(rows=rows)
+            return cls(rows=rows, metadata=metadata)
         summarize.notices = list(
             dict.fromkeys(n for r in results if r.summarize is not None for n in r.summarize.notices)
         )
-        return cls(rows=rows, summary=summarize(rows), summarize=summarize)
+        return cls(rows=rows, summary=summarize(rows), summarize=summarize, metadata=metadata)
 
     def filter(self, system: str | None = None, dataset: str | None = None) -> EvalResult:
         rows = [
@@ -199,23 +238,39 @@ class EvalResult:
             if (system is None or r.system == system) and (dataset is None or r.dataset == dataset)
         ]
         summary = self.summarize(rows) if self.summarize else None
-        return EvalResult(rows=rows, summary=summary, summarize=self.summarize)
+        return EvalResult(rows=rows, summary=summary, summarize=self.summarize, metadata=self.metadata)
+
+    def summarized(self, *, exclude_errors: bool) -> EvalResult:
+        """The same rows summarized again: with ``exclude_errors`` the headline means are over the
+        scored rows alone; without, an errored row counts 0 (the default).  Unchanged when the
+        result has no summarizer or already reads that way."""
+        if self.summarize is None or self.summarize.exclude_errors == exclude_errors:
+            return self
+        summarize = copy.copy(self.summarize)
+        summarize.exclude_errors = exclude_errors
+        return EvalResult(self.rows, summarize(self.rows), summarize, self.metadata)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"summary": self._summary_dict(), "rows": [r.to_dict() for r in self.rows]}
+        return {
+            "summary": self._summary_dict(),
+            "rows": [r.to_dict() for r in self.rows],
+            "metadata": self.metadata,
+        }
 
     def to_json(self) -> str:
-        """The whole result as JSON: the summary indented, then one row per line.
+        """The whole result as valid JSON: the summary indented, the run's metadata, then one row
+        per line.  A number JSON cannot hold (NaN, infinity, e.g. in a system's extra output) is
+        written as null.
 
         Rows are encoded compactly (the C encoder) so a 100,000-row result writes in a second.
         """
-        encode = json.JSONEncoder(ensure_ascii=False, default=jsonable).encode
-        summary = json.dumps(self._summary_dict(), indent=2, ensure_ascii=False, default=jsonable)
-        rows = ",\n".join(encode(row.to_dict()) for row in self.rows)
+        summary = json.dumps(json_safe(self._summary_dict()), indent=2, ensure_ascii=False, default=jsonable)
+        metadata = json.dumps(json_safe(self.metadata), ensure_ascii=False, default=jsonable)
+        rows = ",\n".join(map(encode_row, self.rows))
         return (
-            f'{{"summary": {summary},\n"rows": [\n{rows}\n]}}'
+            f'{{"summary": {summary},\n"metadata": {metadata},\n"rows": [\n{rows}\n]}}'
             if rows
-            else f'{{"summary": {summary}, "rows": []}}'
+            else f'{{"summary": {summary},\n"metadata": {metadata}, "rows": []}}'
         )
 
     def _summary_dict(self) -> dict[str, Any]:
@@ -234,3 +289,26 @@ def jsonable(value: Any) -> Any:
     if isinstance(value, (set, frozenset, tuple)):
         return list(value)
     return str(value)
+
+
+_encode = json.JSONEncoder(ensure_ascii=False, default=jsonable, allow_nan=False).encode
+
+
+def encode_row(row: EvalRow) -> str:
+    """One row as compact JSON; NaN and infinities (JSON has none) become null."""
+    data = row.to_dict()
+    try:
+        return _encode(data)
+    except ValueError:  # the rare row with a non-finite number in its meta or usage
+        return _encode(json_safe(data))
+
+
+def json_safe(value: Any) -> Any:
+    """``value`` with every float that JSON cannot hold (NaN, +-infinity) replaced by None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [json_safe(v) for v in value]
+    return value

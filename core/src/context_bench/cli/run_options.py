@@ -45,6 +45,12 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     parser.add_argument("--cache-dir", metavar="DIR", help="store finished rows here; a re-run resumes")
     parser.add_argument("--output", choices=FORMATS, default="table", help="report format (default table)")
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
+    parser.add_argument(
+        "--exclude-errors",
+        action="store_true",
+        help="headline means over scored rows only (default: a row with an error counts 0 for the "
+        "scores it lacks; the error rate shows beside the means either way)",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     host.add_options(parser.add_argument_group("plugin options"))
 
@@ -67,6 +73,8 @@ class RunOptions:
     out: str | None = None
     progress: bool = True
     plugin_options: dict[str, Any] = attrs.Factory(dict)
+    #: The report's headline means leave errored rows out instead of counting them 0.
+    exclude_errors: bool = False
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, host: PluginHost) -> RunOptions:
@@ -88,6 +96,7 @@ class RunOptions:
             output=args.output,
             out=args.out,
             progress=not args.no_progress,
+            exclude_errors=getattr(args, "exclude_errors", False),
             plugin_options={d: getattr(args, d) for d in sorted(host.option_dests()) if hasattr(args, d)},
         )
 
@@ -119,21 +128,44 @@ def _check_out(path: str | None) -> None:
 
 
 def emit(result: EvalResult, options: RunOptions) -> int:
-    """Write the report the flags ask for; return the exit status (1 when no row could be scored)."""
-    from ..reports import render
+    """Write the report the flags ask for; return the exit status (1 when no row could be scored).
 
-    text = render(result, options.output)
+    The report carries the run's metadata: what the command put in ``result.metadata`` (best
+    ``run_metadata(argv=..., systems=...)``: the systems, their endpoints, the command line), completed
+    with the date, the versions of the core and every loaded plugin, and, when the command gave
+    none, the process's command line; secrets removed.  Text
+    that cannot be encoded (a lone surrogate from a row or a reply) is written as U+FFFD, with a
+    warning; ``--out`` is replaced atomically, so a failed write leaves an earlier report whole.
+    """
+    from ..files import atomic_write_text, encodable, encodable_counted
+    from ..reports import render
+    from ..reports.sections import printable
+
+    known = _metadata()
+    versions = {**known["versions"], **result.metadata.get("versions", {})}
+    result = attrs.evolve(
+        result.summarized(exclude_errors=options.exclude_errors),
+        metadata={**known, **result.metadata, "versions": versions},
+    )
+    text, replaced = encodable_counted(render(result, options.output))
     if options.out:
         try:
-            Path(options.out).write_text(text, encoding="utf-8")
+            atomic_write_text(options.out, text)
         except OSError as exc:
             raise UsageError(f"cannot write {options.out}: {exc.strerror or exc}") from None
         print(f"context-bench: wrote {options.output} report to {options.out}", file=sys.stderr)
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    warnings = list(result.summary.warnings) if result.summary else []
     if options.out or options.output in ("json", "jsonl"):  # the table and Markdown show warnings themselves
-        for warning in result.summary.warnings if result.summary else ():
-            print(f"context-bench: warning: {warning}", file=sys.stderr)
+        for warning in warnings:
+            print(f"context-bench: warning: {printable(encodable(warning))}", file=sys.stderr)
+    if replaced:
+        print(
+            f"context-bench: warning: {replaced} character{'s' * (replaced != 1)} no file can store "
+            "(lone surrogates, from the rows or the replies) written as U+FFFD",
+            file=sys.stderr,
+        )
     if result.rows and all(row.errors for row in result.rows):
         print(f"context-bench: error: none of the {len(result.rows)} rows could be scored", file=sys.stderr)
         return 1
@@ -143,6 +175,18 @@ def emit(result: EvalResult, options: RunOptions) -> int:
         print(f"context-bench: error: {', '.join(dead)} failed on every row it scored", file=sys.stderr)
         return 1
     return 0
+
+
+def _metadata() -> dict[str, Any]:
+    """What emit knows of the run by itself: the date, the versions of the core and of every loaded
+    plugin, and the process's command line."""
+    from ..metadata import run_metadata
+    from ..plugins import BUILTIN, get_host
+
+    plugins = {
+        info.distribution or info.name: info.version for info in get_host().loaded() if info.name != BUILTIN
+    }
+    return run_metadata(argv=sys.argv[1:], versions=plugins)
 
 
 def check_reachable(url: str, flag: str = "--proxy") -> None:

@@ -23,7 +23,8 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 @attrs.frozen
 class MeanScore:
-    """Mean of one score field over the rows that produced it."""
+    """Mean of one score field over the rows that produced it and the rows with an error, which
+    count 0 (like the summary's means: a failure never raises a score)."""
 
     score_field: str
 
@@ -32,8 +33,12 @@ class MeanScore:
         return f"mean_{self.score_field}"
 
     def compute(self, rows: Sequence[EvalRow]) -> dict[str, float]:
-        values = [r.scores[self.score_field] for r in rows if self.score_field in r.scores]
-        return {"mean": sum(values) / len(values) if values else math.nan, "n": float(len(values))}
+        field = self.score_field
+        values = [r.scores[field] for r in rows if field in r.scores]
+        if not values:  # no row of these has the field: an errored one would not have had it either
+            return {"mean": math.nan, "n": 0.0}
+        failed = sum(1 for r in rows if r.errors and field not in r.scores)
+        return {"mean": sum(values) / (len(values) + failed), "n": float(len(values) + failed)}
 
 
 @attrs.frozen
@@ -59,6 +64,8 @@ class Latency:
     """The system's time per row in seconds: mean, p50, p95."""
 
     name: str = "latency"
+    #: The unit of the figures, which reports show beside them.
+    unit: str = "s"
 
     def compute(self, rows: Sequence[EvalRow]) -> dict[str, float]:
         values = [r.latency for r in rows if r.latency is not None]

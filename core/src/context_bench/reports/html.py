@@ -39,6 +39,10 @@ def render(result: EvalResult) -> str:
         body.append("<h2>Warnings</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
     body += [_section(section) for section in sections.build(summary)]
     body.append(_rows(result.rows))
+    run = sections.run_lines(result.metadata)
+    if run:
+        items = "".join(f"<li>{escape(label)}: {escape(text)}</li>" for label, text in run)
+        body.append(f"<h2>Run</h2><ul>{items}</ul>")
     return (
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         "<title>context-bench report</title>\n"

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import json
-
-from ..records import EvalResult, jsonable
+from ..records import EvalResult, encode_row
 
 
 def render(result: EvalResult) -> str:
-    return "".join(
-        json.dumps(row.to_dict(), ensure_ascii=False, default=jsonable) + "\n" for row in result.rows
-    )
+    return "".join(encode_row(row) + "\n" for row in result.rows)

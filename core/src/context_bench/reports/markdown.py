@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from ..records import EvalResult
 from . import sections, summary_of
-from .sections import Section
+from .sections import Section, printable
 
 
 def render(result: EvalResult) -> str:
@@ -14,12 +14,15 @@ def render(result: EvalResult) -> str:
     notes = sections.warnings(summary)
     if notes:
         parts.append("\n".join(["### Warnings", "", *(f"- {_inline(note)}" for note in notes)]))
+    run = sections.run_lines(result.metadata)
+    if run:
+        parts.append("\n".join(["### Run", "", *(f"- {_inline(k)}: {_inline(v)}" for k, v in run)]))
     return "\n\n".join(parts) + "\n"
 
 
 def _inline(text: str) -> str:
-    """Text kept on one line and inert: no HTML tags, no table breaks."""
-    text = " ".join(text.split())
+    """Text kept on one line and inert: no HTML tags, no table breaks, no terminal escapes."""
+    text = printable(" ".join(text.split()))
     for char in "\\`*[]<>|":  # "_" stays: field names are full of it, GFM leaves it inside words
         text = text.replace(char, "\\" + char)
     return text

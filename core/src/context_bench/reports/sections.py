@@ -7,6 +7,7 @@ read is decided here once.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -14,6 +15,7 @@ import attrs
 
 from ..records import (
     ErrorCounts,
+    ErrorMessage,
     EvalResult,
     EvaluatorFailures,
     GroupSummary,
@@ -25,6 +27,8 @@ from ..records import (
 MAX_WIDTH = 100
 #: Longest text a terminal cell shows (a data set given as a file path is cut with "…").
 MAX_CELL = 40
+#: Longest error message a terminal cell shows.
+MAX_MESSAGE = 120
 _SEPARATOR = 3  # room a column separator takes (" | " in Markdown, two spaces in the table)
 
 
@@ -38,6 +42,8 @@ class Section:
     rows: tuple[tuple[str, ...], ...]
     numeric: tuple[bool, ...]
     keys: int = 1
+    #: Longest text a terminal cell of this table shows.
+    max_cell: int = MAX_CELL
 
 
 def score(value: Any) -> str:
@@ -66,6 +72,39 @@ def percent(value: Any) -> str:
     return "-" if value is None else f"{value:.1%}"
 
 
+# C0 and C1 controls (ESC starts a terminal escape sequence, CSI is one in C1) and the bidi
+# overrides that reorder what a terminal shows.
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """``text`` with control characters written as escapes (``\\x1b``), so a data set or system
+    name, or an error message, cannot move the cursor, recolour or reorder a terminal."""
+    if text.isprintable():
+        return text
+    return _CONTROL.sub(lambda match: ascii(match.group())[1:-1], text)
+
+
+def run_lines(metadata: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The run's metadata as (label, text) lines: when, which versions, which systems, which command."""
+    lines = []
+    if metadata.get("date"):
+        lines.append(("date", str(metadata["date"])))
+    versions = dict(metadata.get("versions") or {})
+    if versions:
+        lines.append(("versions", ", ".join(f"{name} {version}" for name, version in versions.items())))
+    for system in metadata.get("systems") or ():
+        if isinstance(system, Mapping):
+            described = ", ".join(f"{k} {v}" for k, v in system.items() if k != "name" and v is not None)
+            lines.append((f"system {system.get('name', '?')}", described or "-"))
+    command = metadata.get("command")
+    if command:
+        lines.append(("command", command if isinstance(command, str) else " ".join(map(str, command))))
+    known = {"date", "versions", "systems", "command"}
+    lines += [(str(k), str(v)) for k, v in metadata.items() if k not in known and v not in (None, "", [], {})]
+    return lines
+
+
 def overview(result: EvalResult, summary: Summary) -> str:
     """One line saying what the report covers."""
     counts = [
@@ -81,9 +120,9 @@ def build(summary: Summary) -> list[Section]:
     """Every section the summary calls for, in reading order; empty parts are left out."""
     groups = summary.groups
     return [
-        *_scores(groups),
+        *_scores(groups, summary.exclude_errors),
         *_systems(summary.systems, groups),
-        *_metrics(groups),
+        *_metrics(groups, summary.units),
         *_breakdowns(groups),
         *_failures(summary.failures, groups),
         *_errors(summary.errors),
@@ -116,7 +155,14 @@ def _by_fields(groups: list[GroupSummary]) -> list[tuple[str, list[GroupSummary]
     ]
 
 
-def _scores(groups: list[GroupSummary]) -> list[Section]:
+def _error_rate(rows: int, errors: int) -> str:
+    return percent(errors / rows) if rows else "-"
+
+
+def _scores(groups: list[GroupSummary], exclude_errors: bool) -> list[Section]:
+    """The means per group beside their error rate: an errored row counts 0 in them, unless the
+    run excluded errors (then the title says so)."""
+    title = "Scores (scored rows only, --exclude-errors)" if exclude_errors else "Scores"
     sections = []
     for suffix, members, fields in _by_fields(groups):
         rows = [
@@ -125,13 +171,13 @@ def _scores(groups: list[GroupSummary]) -> list[Section]:
                 str(g.dataset),
                 figure(g.rows),
                 figure(g.errors),
+                _error_rate(g.rows, g.errors),
                 *(score(g.scores.get(f)) for f in fields),
             )
             for g in members
         ]
-        sections.append(
-            _keyed("Scores" + suffix, ("system", "dataset", "rows", "errors", *fields), rows, keys=2)
-        )
+        headers = ("system", "dataset", "rows", "errors", "error rate", *fields)
+        sections.append(_keyed(title + suffix, headers, rows, keys=2))
     return sections
 
 
@@ -145,14 +191,22 @@ def _systems(systems: Mapping[str, SystemSummary], groups: list[GroupSummary]) -
             str(name),
             figure(info.rows),
             figure(info.errors),
+            _error_rate(info.rows, info.errors),
             *(score(info.scores.get(f)) for f in fields),
         )
         for name, info in systems.items()
     ]
-    return [_keyed("Systems (all data sets)", ("system", "rows", "errors", *fields), rows, keys=1)]
+    return [
+        _keyed(
+            "Systems (all data sets: each mean pools the rows of unlike data sets; compare per data set)",
+            ("system", "rows", "errors", "error rate", *fields),
+            rows,
+            keys=1,
+        )
+    ]
 
 
-def _metrics(groups: list[GroupSummary]) -> list[Section]:
+def _metrics(groups: list[GroupSummary], units: Mapping[str, str]) -> list[Section]:
     names = _union(g.metrics for g in groups)
     sections = []
     for name in names:
@@ -168,7 +222,8 @@ def _metrics(groups: list[GroupSummary]) -> list[Section]:
             )
             for g in having
         ]
-        sections.append(_keyed(f"Metric: {name}", ("system", "dataset", *figures), rows, keys=2))
+        title = f"Metric: {name} ({units[name]})" if units.get(name) else f"Metric: {name}"
+        sections.append(_keyed(title, ("system", "dataset", *figures), rows, keys=2))
     return sections
 
 
@@ -232,14 +287,39 @@ def _failures(failures: Mapping[str, EvaluatorFailures], groups: list[GroupSumma
 
 
 def _errors(errors: ErrorCounts) -> list[Section]:
+    """Errors by source (a system's own, an evaluator's, a data set's unreadable rows), then each
+    distinct message with its count and the first rows it hit."""
     if not errors.total:
         return []
     rows = tuple(
         [(f"system {name}", figure(count)) for name, count in errors.by_system.items()]
         + [(f"evaluator {name}", figure(count)) for name, count in errors.by_evaluator.items()]
+        + [(f"input {name}", figure(count)) for name, count in errors.by_input.items()]
         + [("total", figure(errors.total))]
     )
-    return [Section("Errors", ("source", "errors"), rows, (False, True))]
+    sections = [Section("Errors", ("source", "errors"), rows, (False, True))]
+    if errors.messages:
+        sections.append(_messages(errors.messages))
+    return sections
+
+
+def _messages(messages: Sequence[ErrorMessage]) -> Section:
+    rows = tuple(
+        (
+            figure(m.count),
+            str(m.stage),
+            str(m.source),
+            str(m.type),
+            str(m.message),
+            ", ".join(map(str, m.examples)) + (", …" if m.count > len(m.examples) else ""),
+        )
+        for m in messages
+    )
+    headers = ("count", "stage", "source", "type", "message", "rows")
+    # every column is a key: the table is never split, a message is cut at MAX_MESSAGE instead
+    return Section(
+        "Error messages", headers, rows, (True, *(False for _ in headers[1:])), len(headers), MAX_MESSAGE
+    )
 
 
 def _usage(usage: Mapping[str, Mapping[str, float]]) -> list[Section]:
@@ -283,7 +363,7 @@ def fit(section: Section, width: int = MAX_WIDTH) -> list[Section]:
     terminal shows them (at most :data:`MAX_CELL`) and the wider Markdown separator.
     """
     widths = [
-        min(MAX_CELL, max([len(h), *(len(r[i]) for r in section.rows)]))
+        min(section.max_cell, max([len(h), *(len(r[i]) for r in section.rows)]))
         for i, h in enumerate(section.headers)
     ]
     keys = range(section.keys)
@@ -305,6 +385,7 @@ def fit(section: Section, width: int = MAX_WIDTH) -> list[Section]:
             tuple(tuple(row[i] for i in (*keys, *columns)) for row in section.rows),
             tuple(section.numeric[i] for i in (*keys, *columns)),
             section.keys,
+            section.max_cell,
         )
         for number, columns in enumerate(parts, 1)
     ]

@@ -1,0 +1,70 @@
+"""Files the project writes: always encodable, always whole.
+
+Text from rows and endpoints may hold a lone surrogate (``"\\ud800"``, which JSON's ``\\u`` escapes
+can produce) that no UTF-8 file can store; it becomes U+FFFD at this boundary instead of crashing
+the write.  A file is written to a temporary file beside it, synced, then renamed over the target,
+so a failure (a full disk, an interrupt) leaves what was there untouched, never a truncated file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import tempfile
+from pathlib import Path
+
+__all__ = ["REPLACEMENT", "atomic_write_text", "encodable", "encodable_counted"]
+
+#: What a lone surrogate becomes.
+REPLACEMENT = "\ufffd"
+
+# A str never holds a valid surrogate pair (decoding joins them), so every surrogate is alone.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def encodable(text: str) -> str:
+    """``text`` with every lone surrogate replaced by U+FFFD: safe to encode as UTF-8."""
+    return encodable_counted(text)[0]
+
+
+def encodable_counted(text: str) -> tuple[str, int]:
+    """:func:`encodable` and how many characters it replaced (0 for the usual text, checked in C)."""
+    if text.isascii():
+        return text, 0
+    return _SURROGATE.subn(REPLACEMENT, text)
+
+
+def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write ``text`` as UTF-8 to ``path`` atomically: a temporary file in the same directory,
+    fsync, then ``os.replace``.  Lone surrogates become U+FFFD.  An existing file keeps its
+    permissions; a new one gets the usual ``0o666 & ~umask``.  On any failure the temporary file
+    is removed and ``path`` is as it was; the exception propagates."""
+    target = Path(os.path.realpath(path))  # through a symlink, not over it
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:
+        data = encodable(text).encode("utf-8")
+    try:
+        mode = target.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        mode = 0o666 & ~_umask()
+    handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(handle, "wb") as file:
+            file.write(data)
+            file.flush()
+            os.fsync(file.fileno())
+        os.chmod(temporary, mode)
+        os.replace(temporary, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
+def _umask() -> int:
+    """The process umask (reading it means setting it; it is set straight back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask

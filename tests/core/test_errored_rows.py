@@ -1,0 +1,241 @@
+"""A row that failed never makes a score look better: errored rows count 0 in the headline means,
+the error rate shows beside them in every report, and each distinct error is listed with its count."""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+
+import pytest
+
+from context_bench import EvalResult, EvalRow, RowError, evaluate
+from context_bench.cli import main
+from context_bench.metrics import MeanScore
+from context_bench.reports import render
+from context_bench.summary import Summarizer
+from context_bench.systems import OpenAIProxy
+from context_bench.testing import FakeServer, Reply, isolated_host, last_user_message
+
+ROWS = 20
+FAILING = 14  # like the issue: 14 of 20 rows refused by a proxy
+
+
+def mc_rows(n=ROWS):
+    return [{"id": f"q{i}", "question": f"question {i}", "correct_letter": "A"} for i in range(n)]
+
+
+def model(failing=0):
+    """A clean model right on 16 of 20 rows (0.8), failing the first ``failing`` rows (a 500: a
+    429 would hold the other rows in the client's shared cool-down and make the test slow)."""
+
+    def reply(body):
+        number = int(re.search(r"question (\d+)", last_user_message(body)).group(1))
+        if number < failing:
+            return Reply(status=500, body={"error": {"message": "upstream failed"}})
+        return "The answer is B." if number % 5 == 4 else "The answer is A."
+
+    return reply
+
+
+def run(reply, **options):
+    with FakeServer(reply) as server:
+        return evaluate(
+            OpenAIProxy(server.url, model="m", max_retries=0),
+            {"mmlu": mc_rows()},
+            progress=False,
+            host=isolated_host(),
+            **options,
+        )
+
+
+def test_rows_the_system_could_not_answer_count_as_failures_in_the_headline():
+    clean = run(model())
+    assert clean.summary.groups[0].scores["mc_accuracy"] == pytest.approx(0.8)
+    result = run(model(FAILING))
+    group = result.summary.groups[0]
+    assert group.errors == FAILING and group.error_rate == pytest.approx(0.70)
+    # rows 14..19 answered; 14 and 19 wrong: 4 right of 20
+    assert group.scores["mc_accuracy"] <= 0.8 * (ROWS - FAILING) / ROWS
+    assert group.scores["mc_accuracy"] == pytest.approx(4 / 20)
+    assert group.scores_scored_only["mc_accuracy"] == pytest.approx(4 / 6)
+    system = result.summary.systems["proxy"]
+    assert system.scores["mc_accuracy"] == pytest.approx(0.2) and system.error_rate == pytest.approx(0.7)
+    assert system.scores_scored_only["mc_accuracy"] == pytest.approx(4 / 6)
+    assert not result.summary.exclude_errors
+    # flagged, not silent: the rows themselves keep no invented score
+    assert all(not row.scores for row in result.rows if row.errors)
+
+
+def test_the_error_rate_and_the_honest_mean_show_in_every_report():
+    result = run(model(FAILING))
+    table = render(result, "table")
+    scores = table.split("\nScores\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert scores[0].split() == ["system", "dataset", "rows", "errors", "error", "rate", "mc_accuracy"]
+    assert scores[2].split() == ["proxy", "mmlu", "20", "14", "70.0%", "0.200"]
+    assert "| proxy | mmlu | 20 | 14 | 70.0% | 0.200 |" in render(result, "markdown")
+    page = render(result, "html")
+    assert "70.0%" in page and "0.200" in page
+    data = json.loads(render(result, "json"))
+    group = data["summary"]["groups"][0]
+    assert group["scores"] == {"mc_accuracy": pytest.approx(0.2)}
+    assert group["error_rate"] == pytest.approx(0.7)
+    assert group["scores_scored_only"] == {"mc_accuracy": pytest.approx(4 / 6)}
+    assert data["summary"]["exclude_errors"] is False
+
+
+def test_exclude_errors_is_the_scored_rows_mean_and_says_so():
+    result = run(model(FAILING)).summarized(exclude_errors=True)
+    group = result.summary.groups[0]
+    assert group.scores["mc_accuracy"] == pytest.approx(4 / 6) and group.error_rate == pytest.approx(0.7)
+    assert result.summary.exclude_errors
+    assert "\nScores (scored rows only, --exclude-errors)\n" in render(result, "table")
+    assert any("leave them out (--exclude-errors)" in w for w in result.summary.warnings)
+    # a filter keeps the choice
+    assert result.filter(system="proxy").summary.exclude_errors
+
+
+def test_the_cli_flag_exclude_errors(tmp_path, capsys):
+    data = tmp_path / "mmlu.jsonl"
+    rows = mc_rows(4)
+    rows[1]["response"] = "A"
+    rows[2]["response"] = "B"
+    rows[3]["response"] = "A"
+    del rows[0]["id"]  # an input error: counts 0, and is the input's, not a system's
+    for row in rows[1:]:
+        row.setdefault("response", "A")
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert main(["score", str(data), "--output", "json", "--no-progress"]) == 0
+    default = json.loads(capsys.readouterr().out)["summary"]
+    assert default["groups"][0]["scores"]["mc_accuracy"] == pytest.approx(2 / 4)
+    assert default["errors"]["by_system"] == {} and default["errors"]["by_input"] == {"mmlu": 1}
+    assert main(["score", str(data), "--output", "json", "--no-progress", "--exclude-errors"]) == 0
+    excluded = json.loads(capsys.readouterr().out)["summary"]
+    assert excluded["groups"][0]["scores"]["mc_accuracy"] == pytest.approx(2 / 3)
+    assert excluded["exclude_errors"] is True
+
+
+def row(dataset="d", scores=None, errors=(), weights=None, example_id="x", system="s"):
+    return EvalRow(
+        system, dataset, example_id, scores=dict(scores or {}), errors=list(errors), weights=weights
+    )
+
+
+SYSTEM_DOWN = RowError("system", "s", "HTTPError", "HTTP 500: upstream down")
+
+
+def test_an_evaluator_error_counts_0_for_the_fields_the_row_lacks():
+    rows = [
+        row(scores={"f1": 1.0, "judge": 1.0}),
+        row(scores={"f1": 1.0}, errors=[RowError("evaluator", "judge", "ValueError", "no reference")]),
+    ]
+    group = Summarizer()(rows).groups[0]
+    assert group.scores == {"f1": 1.0, "judge": 0.5}
+    assert group.scores_scored_only == {"f1": 1.0, "judge": 1.0}
+
+
+def test_rows_without_errors_that_lack_a_field_are_not_counted():
+    """A field wired per row (choices on some rows only) is not owed by the rows without it."""
+    rows = [row(scores={"f1": 1.0, "mc_accuracy": 1.0}), row(scores={"f1": 0.0})]
+    assert Summarizer()(rows).groups[0].scores == {"f1": 0.5, "mc_accuracy": 1.0}
+
+
+def test_a_group_where_every_row_failed_takes_the_data_sets_fields_from_other_systems():
+    rows = [
+        row(system="good", scores={"f1": 1.0}),
+        row(system="down", errors=[SYSTEM_DOWN]),
+        row(system="down", errors=[SYSTEM_DOWN], example_id="y"),
+    ]
+    summary = Summarizer()(rows)
+    down = next(g for g in summary.groups if g.system == "down")
+    assert down.scores == {"f1": 0.0} and down.error_rate == 1.0 and down.scores_scored_only == {}
+    assert summary.systems["down"].scores == {"f1": 0.0}
+
+
+def test_an_errored_row_weighs_as_much_as_an_average_row_of_a_weighted_field():
+    # instruction-level accuracy: rows weigh by their number of instructions (2 and 4: average 3)
+    rows = [
+        row(scores={"acc": 1.0}, weights={"acc": 2.0}),
+        row(scores={"acc": 0.5}, weights={"acc": 4.0}),
+        row(errors=[SYSTEM_DOWN]),
+    ]
+    assert Summarizer()(rows).groups[0].scores["acc"] == pytest.approx((2.0 + 2.0) / 9.0)
+
+
+def test_breakdowns_and_the_mean_score_metric_count_errored_rows_too():
+    rows = [row(scores={"f1": 1.0}), row(errors=[SYSTEM_DOWN])]
+    for r in rows:
+        r.meta["kind"] = "k"
+    summary = Summarizer(metrics=[MeanScore("f1")], breakdown=["kind"])(rows)
+    group = summary.groups[0]
+    assert group.breakdown["kind"]["k"].scores == {"f1": 0.5}
+    assert group.metrics["mean_f1"] == {"mean": 0.5, "n": 2.0}
+    # no row has the field: an errored row would not have had it either
+    lone = MeanScore("f1").compute([row(errors=[SYSTEM_DOWN])])
+    assert math.isnan(lone["mean"]) and lone["n"] == 0.0
+
+
+def test_distinct_error_messages_are_listed_with_counts_in_the_table_and_markdown():
+    rows = [row(errors=[SYSTEM_DOWN], example_id=f"r{i}") for i in range(5)]
+    rows += [
+        row(
+            errors=[RowError("system", "s", "HTTPError", "HTTP 404: model 'tiny' not found")], example_id="m"
+        ),
+        row(
+            errors=[
+                RowError(
+                    "input",
+                    "row 7 of data set 'd'",
+                    "MissingField",
+                    "row 7 of data set 'd' has no 'id' field",
+                )
+            ],
+            example_id="#7",
+        ),
+        row(
+            errors=[
+                RowError(
+                    "input",
+                    "row 9 of data set 'd'",
+                    "MissingField",
+                    "row 9 of data set 'd' has no 'id' field",
+                )
+            ],
+            example_id="#9",
+        ),
+        row(scores={"f1": 1.0}, example_id="ok"),
+    ]
+    summary = Summarizer()(rows)
+    errors = summary.errors
+    assert errors.by_system == {"s": 6} and errors.by_input == {"d": 2}
+    assert errors.by_stage == {"system": 6, "input": 2}
+    first, second, third = errors.messages
+    assert (first.count, first.stage, first.source, first.type) == (5, "system", "s", "HTTPError")
+    assert first.message == "HTTP 500: upstream down" and first.examples == ["r0", "r1", "r2"]
+    assert (second.count, second.source, second.message) == (2, "d", "has no 'id' field")
+    assert second.examples == ["#7", "#9"]
+    assert third.message == "HTTP 404: model 'tiny' not found"
+    result = EvalResult(rows=rows, summary=summary)
+    table = render(result, "table")
+    block = table.split("\nError messages\n", 1)[1].split("\n\n", 1)[0].splitlines()
+    assert block[2].split()[:5] == ["5", "system", "s", "HTTPError", "HTTP"]
+    assert block[2].rstrip().endswith("r0, r1, r2, …")
+    assert "model 'tiny' not found" in table and "see each row's errors" not in table
+    assert "input d" in table
+    markdown = render(result, "markdown")
+    assert "| 2 | input | d | MissingField | has no 'id' field | #7, #9 |" in markdown
+    [warning] = summary.warnings
+    assert warning.startswith("8 errors in 8 of 9 rows (88.9%); each counts 0 in the means")
+    assert "most frequent (5x): system s: HTTPError: HTTP 500: upstream down" in warning
+
+
+def test_a_long_error_message_is_one_trimmed_line():
+    message = "line one\n" + "x" * 1000
+    summary = Summarizer()([row(errors=[RowError("system", "s", "E", message)])])
+    [entry] = summary.errors.messages
+    assert "\n" not in entry.message and len(entry.message) == 300 and entry.message.endswith("…")
+    table = render(EvalResult(rows=[], summary=summary), "table")
+    block = table.split("\nError messages\n", 1)[1].split("\n\n", 1)[0]
+    assert "line one " + "x" * 100 in block and max(map(len, block.splitlines())) < 160
+    [warning] = [line for line in table.splitlines() if line.startswith("- 1 error")]
+    assert len(warning) < 300
