@@ -19,7 +19,7 @@ import pluggy
 from . import hookspecs
 from .errors import AmbiguousEvaluator, EvaluatorNotFound, PluginError
 from .hookspecs import SHARED_OPTIONS
-from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec
+from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, resolve
 
 ENTRY_POINT_GROUP = "context_bench.plugins"
 #: The plugin API this core provides.  A plugin declares the one it was built for as
@@ -346,6 +346,20 @@ class PluginHost:
             return f"evaluator {name!r} is not installed: pip install {dist}"
         known = ", ".join(sorted(self._evaluators)) or "none"
         return f"no installed plugin registers an evaluator named {name!r} (available: {known})"
+
+    def spec_of(self, evaluator: Any) -> EvaluatorSpec | None:
+        """The spec whose factory is ``evaluator``'s class; a factory not yet imported is not imported
+        (the evaluator's own module is already loaded if it is the factory)."""
+        kind = type(evaluator)
+        for _, spec in self.evaluator_specs():
+            factory = spec.factory
+            if isinstance(factory, str):
+                if factory.partition(":")[0] != kind.__module__:
+                    continue
+                factory = resolve(factory)
+            if factory is kind:
+                return spec
+        return None
 
     def evaluator_owners(self, name: str) -> list[str]:
         """The plugins that register an evaluator under this short name."""

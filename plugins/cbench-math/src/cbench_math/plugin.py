@@ -18,6 +18,7 @@ def cbench_register_evaluators(register):
             "MathEquivalence",
             "cbench_math.evaluator:MathEquivalence",
             fields=["math_equiv"],
+            ranges=(0, 1),
             description=(
                 "1.0 when the response's final answer (last \\boxed{}, '####', 'the answer is', "
                 "...) is mathematically equivalent to original['answer']; sympy in a worker "
