@@ -284,3 +284,17 @@ def test_a_cached_score_outside_its_declared_range_is_recomputed(tmp_path):
     assert result.rows[0].scores["f1"] == 1.0
     assert any("outside their evaluator's declared range" in w for w in result.summary.warnings)
     assert evaluate(None, rows, cache_dir=tmp_path, progress=False, host=host).rows[0].scores["f1"] == 1.0
+
+
+def test_run_with_a_cache_survives_a_reply_with_a_lone_surrogate(tmp_path, capsys):
+    data = _questions(tmp_path, 3)
+    with FakeServer(lambda body: Reply(text=_instant(body) + "\ud800")) as server:
+        for _ in range(2):  # the second run reads the first one's cache
+            command = _command(server.url, data, tmp_path / "cache")[3:]
+            code = main([*command[:-2], "jsonl", "--no-progress"])
+            out, err = capsys.readouterr()
+            assert code == 0 and "Traceback" not in err
+            rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+            assert len(rows) == 3 and all(r["response"].endswith("\ufffd") for r in rows)
+            assert all("lone surrogates" in r["meta"]["repaired"] for r in rows)
+        assert len(server.requests) == 3

@@ -30,6 +30,9 @@ _ROW_FIELDS = ("input_tokens", "output_tokens", "cost", "latency")
 #: the summary's failure rate of an evaluator is over these rows.
 SCORED_BY = "scored_by"
 
+#: Keys of a system's output that are neither row fields nor ``meta["output"]``.
+_NOT_EXTRAS = ("response", "repaired")
+
 #: What a row whose reply was repaired notes (``EvalRow.meta["repaired"]``).
 REPAIRED_REPLY = "the response had lone surrogates (not encodable as UTF-8): replaced with U+FFFD"
 
@@ -97,8 +100,8 @@ def row_steps(task: RowTask) -> Steps:
             processed = {**processed, "latency": elapsed}
         response = processed["response"]
         if type(response) is str and not response.isascii() and repair_text(response) is not response:
-            processed = {**processed, "response": repair_text(response)}
-            row.meta["repaired"] = REPAIRED_REPLY
+            # noted in the output itself, so a re-run from the cache notes it too
+            processed = {**processed, "response": repair_text(response), "repaired": REPAIRED_REPLY}
         if task.record:
             row.fresh["output"] = processed
     _fill_output(row, processed)
@@ -200,6 +203,10 @@ def _fill_output(row: EvalRow, processed: dict[str, Any]) -> None:
     response = processed.get("response")
     row.response = response if response is None or type(response) is str else str(response)
     known = 1
+    repaired = processed.get("repaired")
+    if repaired is not None:
+        known += 1
+        row.meta["repaired"] = repaired
     for field in _ROW_FIELDS:
         value = processed.get(field)
         if value is not None:
@@ -207,7 +214,7 @@ def _fill_output(row: EvalRow, processed: dict[str, Any]) -> None:
             if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
                 setattr(row, field, float(value))
     if len(processed) > known:
-        extras = {k: v for k, v in processed.items() if k not in _ROW_FIELDS and k != "response"}
+        extras = {k: v for k, v in processed.items() if k not in _ROW_FIELDS and k not in _NOT_EXTRAS}
         if extras:
             row.meta.setdefault("output", extras)
 
