@@ -152,3 +152,13 @@ def test_a_response_that_is_not_text_is_an_input_error_not_stringified(response)
     assert bad.scores == {} and [(e.stage, e.type) for e in bad.errors] == [("input", "TypeError")]
     assert f"'response' is a {type(response).__name__}, not text" in bad.errors[0].message
     assert number.scores["exact_match"] == 1.0  # a number is text enough
+
+
+def test_a_csv_field_over_the_csv_module_s_cap_is_read_and_one_over_the_row_limit_is_a_row_error(tmp_path):
+    long_context = "y" * 200_000  # over the csv module's 128 KB default, under the row limit
+    path = _write(tmp_path, "d.csv", f"id,context\na,x\nb,{long_context}\nc,z\n".encode())
+    assert [r["id"] for r in read_file(path)] == ["a", "b", "c"]
+    huge = _write(tmp_path, "e.csv", f"id,context\na,x\nb,{'y' * 400_000}\nc,z\n".encode())
+    first, bad, last = read_file(huge, max_row_bytes=300_000)
+    assert (first["id"], last["id"]) == ("a", "c")
+    assert bad.location == f"{huge}:3" and "field larger than field limit" in bad.message

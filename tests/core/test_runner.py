@@ -383,7 +383,7 @@ def test_rows_no_evaluator_matches_are_said_once():
     rows = [{"id": str(i), "question": "q", "response": "r"} for i in range(3)]
     result = evaluate(None, {"plain": rows}, progress=False, host=isolated_host())
     assert [w for w in result.summary.warnings if "no evaluator matches" in w] == [
-        "no evaluator matches the rows of data set 'plain' (first: id '0'): they get no scores; "
+        "no evaluator matches 3 row(s) of data set 'plain' (the first: id '0'): they get no scores; "
         "name one with --evaluator"
     ]
 

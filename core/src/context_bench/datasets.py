@@ -79,7 +79,7 @@ def read_file(
     with handle:
         suffix = path.suffix.lower()
         if suffix == ".csv":
-            yield from _csv_rows(path, handle)
+            yield from _csv_rows(path, handle, max_row_bytes)
         elif suffix == ".json":
             yield from _json_rows(path, handle.read())
         else:
@@ -157,7 +157,17 @@ def _json_rows(path: Path, content: bytes) -> Iterator[dict[str, Any] | Malforme
 _UNDECODED = re.compile("[\udc80-\udcff]")
 
 
-def _csv_rows(path: Path, handle: BinaryIO) -> Iterator[dict[str, Any] | MalformedRow]:
+def _csv_rows(path: Path, handle: BinaryIO, limit: int) -> Iterator[dict[str, Any] | MalformedRow]:
+    # The csv module's own cap (128 KB a field) is below the row size limit: long contexts fit.
+    # The cap is the process's: set for this read, restored after it.
+    previous = csv.field_size_limit(limit)
+    try:
+        yield from _csv_records(path, handle, limit)
+    finally:
+        csv.field_size_limit(previous)
+
+
+def _csv_records(path: Path, handle: BinaryIO, limit: int) -> Iterator[dict[str, Any] | MalformedRow]:
     text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="surrogateescape", newline="")
     reader = csv.reader(text)
     header = next(reader, None)
@@ -166,7 +176,15 @@ def _csv_rows(path: Path, handle: BinaryIO) -> Iterator[dict[str, Any] | Malform
     if any(_UNDECODED.search(name) for name in header):
         raise UsageError(f"{path}: the header line is not UTF-8 text")
     end = reader.line_num
-    for values in reader:
+    while True:
+        try:
+            values = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # a field over the limit: that row only, and the reader goes on
+            where, end = f"{path}:{end + 1}", reader.line_num
+            yield MalformedRow(where, f"unreadable CSV row ({exc}; the row size limit is {limit:,} bytes)")
+            continue
         where, end = f"{path}:{end + 1}", reader.line_num  # a quoted field may span lines
         if not values:
             continue

@@ -78,7 +78,7 @@ class _TaskBuilder:
         self.hints: list[str] = []
         self._wirings: dict[str, Wiring] = {}
         self._keys: dict[int, tuple[list[Any], list[str]]] = {}
-        self._unscored: set[str] = set()
+        self._unscored: dict[str, list[Any]] = {}  # data set -> [first id, rows no evaluator matches]
         self._out_of_range = 0
         self._specs: dict[type, Any] = {}
 
@@ -103,6 +103,11 @@ class _TaskBuilder:
                 seen: set[tuple[str, str]] = set()
                 for number, example in enumerate(rows):
                     tasks.append(self._task(len(tasks), system, name, number, example, seen, scoring))
+        for dataset, (first, count) in self._unscored.items():
+            self.hints.append(
+                f"no evaluator matches {count} row(s) of data set {dataset!r} (the first: id {first!r}): "
+                "they get no scores; name one with --evaluator"
+            )
         if self._out_of_range:
             self.hints.append(
                 f"{self._out_of_range} cached score(s) outside their evaluator's declared range "
@@ -144,12 +149,9 @@ class _TaskBuilder:
                 error = RowError("input", where, "TypeError", message)
                 return RowTask(index, system, dataset, ex_id, example, error=error)
         evaluators = self.wiring(dataset).for_row(example)
-        if not evaluators and dataset not in self._unscored:
-            self._unscored.add(dataset)
-            self.hints.append(
-                f"no evaluator matches the rows of data set {dataset!r} (first: id {ex_id!r}): they get "
-                "no scores; name one with --evaluator"
-            )
+        if not evaluators:
+            unscored = self._unscored.setdefault(dataset, [ex_id, 0])
+            unscored[1] += 1
         task = RowTask(
             index,
             system,
