@@ -211,7 +211,7 @@ class _DaemonPool:
 
     def replace(self, future: Future) -> None:
         """The call of ``future`` is past its deadline: if a thread is stuck in it, add another."""
-        if not future.cancel():
+        if not future.cancel() and not future.done():
             self._add()
 
     def __enter__(self) -> _DaemonPool:

@@ -206,7 +206,8 @@ def _fill_output(row: EvalRow, processed: dict[str, Any]) -> None:
     repaired = processed.get("repaired")
     if repaired is not None:
         known += 1
-        row.meta["repaired"] = repaired
+        noted = row.meta.get("repaired")  # the row's own text may have been repaired too
+        row.meta["repaired"] = repaired if noted is None else f"{noted}; {repaired}"
     for field in _ROW_FIELDS:
         value = processed.get(field)
         if value is not None:
