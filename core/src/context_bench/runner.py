@@ -289,8 +289,10 @@ def _not_applicable(tasks: Sequence[RowTask], rows: Sequence[EvalRow]) -> list[s
     missing: dict[tuple[str, str], int] = {}
     for row in rows:
         evaluators = tasks[row.index].evaluators
-        if evaluators and not row.errors and len(row.meta.get(SCORED_BY, ())) < len(evaluators):
-            scored = row.meta.get(SCORED_BY, ())
+        if not evaluators or row.errors:
+            continue
+        scored = row.meta.get(SCORED_BY, ())
+        if len(scored) < len(evaluators):
             for evaluator in evaluators:
                 name = evaluator_name(evaluator)
                 if name not in scored:
