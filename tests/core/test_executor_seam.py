@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import pickle
 import threading
@@ -136,3 +137,119 @@ def test_rows_that_compute_stay_in_the_calling_thread_and_rows_that_wait_fan_out
     waiting = WhereAmI(sleep=0.01)
     evaluate(None, data, evaluators=[waiting], max_concurrency=8, progress=False, host=isolated_host())
     assert len(waiting.threads - {threading.current_thread().name}) == 8
+
+
+class _Hangs:
+    """Blocks in score() (or process()) on the rows named, until the test releases it."""
+
+    name = "hangs"
+
+    def __init__(self, stuck_ids, release):
+        self._stuck = set(stuck_ids)
+        self._release = release
+
+    def score(self, original, processed):
+        if original["id"] in self._stuck:
+            self._release.wait()
+        return {"ok": 1.0}
+
+    def process(self, example):
+        if example["id"] in self._stuck:
+            self._release.wait()
+        return {"response": "r"}
+
+
+class _AsyncHangs(_Hangs):
+    async def aprocess(self, example):
+        if example["id"] in self._stuck:
+            await asyncio.Event().wait()  # never set: only the deadline ends it
+        return {"response": "r"}
+
+
+def _bounded(run, limit=60):
+    """Run ``run`` in a thread: a hang fails the test instead of holding the suite."""
+    box = {}
+    thread = threading.Thread(target=lambda: box.setdefault("result", run()), daemon=True)
+    thread.start()
+    thread.join(limit)
+    assert not thread.is_alive(), "the run hung past its call deadline"
+    return box["result"]
+
+
+@pytest.mark.parametrize("concurrency", [1, 4])
+def test_a_hanging_score_is_a_row_error_and_the_other_rows_finish(concurrency):
+    release = threading.Event()
+    rows = [{"id": str(i), "response": "r"} for i in range(12)]
+    try:
+        result = _bounded(
+            lambda: evaluate(
+                None,
+                rows,
+                [_Hangs({"0", "5"}, release)],
+                call_timeout=0.3,
+                max_concurrency=concurrency,
+                progress=False,
+                host=isolated_host(),
+            )
+        )
+    finally:
+        release.set()
+    assert [r.example_id for r in result.rows] == [str(i) for i in range(12)]
+    for row in result.rows:
+        if row.example_id in ("0", "5"):
+            [error] = row.errors
+            assert (error.stage, error.source, error.type) == ("evaluator", "hangs", "DeadlineExceeded")
+            assert "score() did not return within 0.3 s" in error.message
+        else:
+            assert row.scores == {"ok": 1.0} and not row.errors
+
+
+def test_a_hanging_system_call_is_a_row_error_on_the_sync_and_the_async_path():
+    release = threading.Event()
+    rows = [{"id": str(i)} for i in range(6)]
+    try:
+        for system in (_Hangs({"2"}, release), _AsyncHangs({"2"}, release)):
+            result = _bounded(
+                lambda system=system: evaluate(
+                    system,
+                    rows,
+                    [_Hangs((), release)],
+                    call_timeout=0.3,
+                    progress=False,
+                    host=isolated_host(),
+                )
+            )
+            stuck = result.rows[2]
+            assert [(e.stage, e.type) for e in stuck.errors] == [("system", "DeadlineExceeded")]
+            assert "process() did not return within 0.3 s" in stuck.errors[0].message
+            assert all(r.scores == {"ok": 1.0} for i, r in enumerate(result.rows) if i != 2)
+    finally:
+        release.set()
+
+
+def test_a_hanging_sync_evaluator_on_the_async_path_is_a_row_error():
+    release = threading.Event()
+    rows = [{"id": str(i)} for i in range(10)]
+    try:
+        result = _bounded(
+            lambda: evaluate(
+                _AsyncHangs((), release),
+                rows,
+                [_Hangs({"1", "3", "4"}, release)],
+                call_timeout=0.3,
+                max_concurrency=2,
+                progress=False,
+                host=isolated_host(),
+            )
+        )
+    finally:
+        release.set()
+    errored = [r.example_id for r in result.rows if r.errors]
+    assert errored == ["1", "3", "4"]
+    assert all(r.errors[0].type == "DeadlineExceeded" for r in result.rows if r.errors)
+    assert sum(r.scores == {"ok": 1.0} for r in result.rows) == 7
+
+
+def test_the_call_deadline_is_checked():
+    with pytest.raises(ValueError, match="call_timeout"):
+        evaluate(None, [{"id": "a"}], call_timeout=0, progress=False, host=isolated_host())

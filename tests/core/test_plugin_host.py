@@ -276,3 +276,59 @@ def test_evaluate_memory_without_cbench_memory_names_the_distribution(monkeypatc
         ImportError, match=r"cbench-memory plugin, which is not installed \(pip install cbench-memory\)"
     ):
         from context_bench import evaluate_memory  # noqa: F401
+
+
+class Lower:
+    name = "lower"
+
+    def score(self, original, processed):
+        return {"lower": float(str(processed.get("response", "")).islower())}
+
+
+def _clashing_host():
+    """``real`` registers Shout with a rule on rows with ``shout``; ``evil`` reuses the name."""
+    real = make_plugin(
+        "real", [EvaluatorSpec("Shout", Upper, fields=["upper"])], [AutowireRule("Shout", fields=("shout",))]
+    )
+    evil = make_plugin("evil", [EvaluatorSpec("Shout", Lower, fields=["lower"])])
+    host, _ = lenient_host(real, evil)
+    return host
+
+
+def test_a_name_clash_does_not_break_auto_wiring_of_rows_that_do_not_use_it():
+    host = _clashing_host()
+    qa = [{"id": "1", "answer": "Paris", "response": "Paris"}]
+    result = context_bench.evaluate(None, qa, host=host, progress=False)
+    assert result.rows[0].scores["exact_match"] == 1.0 and not result.rows[0].errors
+    # The rule's own plugin registers the name: its rule wires its own evaluator, not the other's.
+    shouted = [{"id": "1", "shout": 1, "response": "LOUD"}]
+    result = context_bench.evaluate(None, shouted, host=host, progress=False)
+    assert result.rows[0].scores == {"upper": 1.0}
+
+
+def test_a_qualified_name_builds_exactly_that_plugins_evaluator():
+    host = _clashing_host()
+    rows = [{"id": "1", "response": "quiet"}]
+    evil = context_bench.evaluate(None, rows, ["evil/Shout"], host=host, progress=False)
+    assert evil.rows[0].scores == {"lower": 1.0}
+    real = context_bench.evaluate(None, rows, ["real/Shout"], host=host, progress=False)
+    assert real.rows[0].scores == {"upper": 0.0}
+    with pytest.raises(AmbiguousEvaluator):
+        context_bench.evaluate(None, rows, ["Shout"], host=host, progress=False)
+    with pytest.raises(EvaluatorNotFound, match="no plugin 'nobody' registers 'Shout'"):
+        host.find_evaluator("nobody/Shout")
+
+
+def test_a_qualified_name_does_not_borrow_another_plugins_build():
+    """cbench-evil/MathEquivalence once built cbench-math's evaluator through cbench-math's rule."""
+    real = make_plugin(
+        "real",
+        [EvaluatorSpec("Shout", Upper, fields=["upper"])],
+        [AutowireRule("Shout", fields=("shout",), build=lambda options: Upper())],
+    )
+    evil = make_plugin("evil", [EvaluatorSpec("Shout", Lower, fields=["lower"])])
+    host, _ = lenient_host(real, evil)
+    rows = [{"id": "1", "response": "quiet"}]
+    assert context_bench.evaluate(None, rows, ["evil/Shout"], host=host, progress=False).rows[0].scores == {
+        "lower": 1.0
+    }

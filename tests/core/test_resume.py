@@ -212,3 +212,89 @@ def test_a_cache_dir_that_is_not_a_directory_is_refused_before_any_row_runs(tmp_
     err = capsys.readouterr().err
     assert code == 2 and message in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+class _Echo:
+    """A system whose reply holds a lone surrogate (what a broken endpoint decodes to)."""
+
+    name = "echo"
+
+    def __init__(self, calls):
+        self._calls = calls
+
+    def process(self, example):
+        self._calls.append(example["id"])
+        return {"response": example["text"] + "\ud800"}
+
+
+def test_a_lone_surrogate_in_a_reply_is_cached_and_the_re_run_resumes(tmp_path):
+    calls: list[str] = []
+    rows = [{"id": f"r{i}", "text": f"t{i}", "answer": f"t{i}"} for i in range(3)]
+    rows[1]["text"] = "\udc80 in the row"  # an API caller's row: hashed and cached all the same
+    for expected in (["r0", "r1", "r2"], []):
+        calls.clear()
+        result = evaluate(_Echo(calls), rows, cache_dir=tmp_path, progress=False, host=isolated_host())
+        assert calls == expected and not any(r.errors for r in result.rows)
+        assert result.rows[0].response == "t0\ufffd" and "f1" in result.rows[0].scores
+        assert not result.summary.warnings
+    assert (
+        "lone surrogates"
+        in evaluate(_Echo(calls), rows[:1], progress=False, host=isolated_host()).rows[0].meta["repaired"]
+    )
+
+
+@pytest.mark.parametrize(
+    "record",
+    [
+        {"output": "not a dict"},
+        {"output": {"no": "response"}},
+        {"scores": ["no"]},
+        {"scores": {"k": {"scores": {"seen": "1"}}}},
+        {"scores": {"k": {"scores": {"seen": 1.0}, "usage": "lots"}}},
+        {"id": 7},
+        [1, 2],
+        "[" * 100_000 + "]" * 100_000,
+    ],
+)
+def test_a_cache_record_of_the_wrong_shape_is_skipped_with_a_warning(tmp_path, record):
+    calls: list[str] = []
+    _scoring_run(tmp_path, calls)
+    [cache_file] = tmp_path.rglob("*.jsonl")
+    lines = cache_file.read_text().splitlines()
+    if isinstance(record, dict):  # r0's good record, then one of the wrong shape for the same row
+        record = {**json.loads(lines[0]), **record}
+    forged = record if isinstance(record, str) else json.dumps(record)
+    cache_file.write_text("\n".join([lines[0], forged, *lines[1:]]) + "\n")
+    result = _scoring_run(tmp_path, calls)
+    assert calls == [] and not any(r.errors for r in result.rows)
+    wrong_shape = [w for w in result.summary.warnings if "not of the cache's shape" in w]
+    assert len(wrong_shape) == (0 if isinstance(record, str) else 1)
+
+
+def test_a_cached_score_outside_its_declared_range_is_recomputed(tmp_path):
+    rows = [{"id": "a", "answer": "Paris", "response": "Paris"}]
+    host = isolated_host()
+    assert evaluate(None, rows, cache_dir=tmp_path, progress=False, host=host).rows[0].scores["f1"] == 1.0
+    [cache_file] = tmp_path.rglob("*.jsonl")
+    record = json.loads(cache_file.read_text())
+    [hit] = record["scores"].values()
+    hit["scores"]["f1"] = 7.5
+    cache_file.write_text(json.dumps(record) + "\n")
+    result = evaluate(None, rows, cache_dir=tmp_path, progress=False, host=host)
+    assert result.rows[0].scores["f1"] == 1.0
+    assert any("outside their evaluator's declared range" in w for w in result.summary.warnings)
+    assert evaluate(None, rows, cache_dir=tmp_path, progress=False, host=host).rows[0].scores["f1"] == 1.0
+
+
+def test_run_with_a_cache_survives_a_reply_with_a_lone_surrogate(tmp_path, capsys):
+    data = _questions(tmp_path, 3)
+    with FakeServer(lambda body: Reply(text=_instant(body) + "\ud800")) as server:
+        for _ in range(2):  # the second run reads the first one's cache
+            command = _command(server.url, data, tmp_path / "cache")[3:]
+            code = main([*command[:-2], "jsonl", "--no-progress"])
+            out, err = capsys.readouterr()
+            assert code == 0 and "Traceback" not in err
+            rows = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+            assert len(rows) == 3 and all(r["response"].endswith("\ufffd") for r in rows)
+            assert all("lone surrogates" in r["meta"]["repaired"] for r in rows)
+        assert len(server.requests) == 3

@@ -377,3 +377,61 @@ def test_an_error_body_echoing_the_key_is_redacted():
         )
     message = result.rows[0].errors[0].message
     assert "HTTP 401" in message and "sk-echoed-secret" not in message and "***" in message
+
+
+def test_rows_no_evaluator_matches_are_said_once():
+    rows = [{"id": str(i), "question": "q", "response": "r"} for i in range(3)]
+    result = evaluate(None, {"plain": rows}, progress=False, host=isolated_host())
+    assert [w for w in result.summary.warnings if "no evaluator matches" in w] == [
+        "no evaluator matches 3 row(s) of data set 'plain' (the first: id '0'): they get no scores; "
+        "name one with --evaluator"
+    ]
+
+
+def test_rows_missing_the_field_their_evaluator_needs_get_a_visible_hint():
+    rows = [
+        {"id": "a", "answer": "x", "response": "x"},
+        {"id": "b", "response": "x"},
+        {"id": "c", "response": "y"},
+    ]
+    result = evaluate(None, rows, ["AnswerQuality"], progress=False, host=isolated_host())
+    assert [r.scores.get("f1") for r in result.rows] == [1.0, None, None]
+    assert (
+        "answer_quality gave no score to 2 row(s) of data set 'dataset': they lack a field it needs "
+        "(such as 'answer')" in result.summary.warnings
+    )
+
+
+class _Vandal:
+    """Assigns and appends to what it is given: no other evaluator, row or cache may see it."""
+
+    name = "vandal"
+
+    def score(self, original, processed):
+        processed["response"] = "something else entirely"
+        original["answer"] = "nothing"
+        original["aliases"].append("nothing")
+        processed["parts"]["a"] = "changed"
+        return {"vandal": 1.0}
+
+
+class _System:
+    name = "fixed"
+
+    def process(self, example):
+        return {"response": "Paris", "parts": {"a": "original"}}
+
+
+def test_an_evaluator_that_mutates_its_arguments_cannot_change_another_s_score_or_the_cache(tmp_path):
+    rows = [{"id": "a", "answer": "Paris", "aliases": ["paris"]}]
+    host = isolated_host()
+    run = evaluate(
+        _System(), rows, [_Vandal(), "AnswerQuality"], cache_dir=tmp_path, progress=False, host=host
+    )
+    assert run.rows[0].scores["exact_match"] == 1.0 and run.rows[0].response == "Paris"
+    assert rows == [{"id": "a", "answer": "Paris", "aliases": ["paris"]}]
+    [cache_file] = tmp_path.rglob("*.jsonl")
+    assert json.loads(cache_file.read_text())["output"]["response"] == "Paris"
+    assert json.loads(cache_file.read_text())["output"]["parts"] == {"a": "original"}
+    again = evaluate(_System(), rows, ["AnswerQuality"], cache_dir=tmp_path, progress=False, host=host)
+    assert again.rows[0].scores["exact_match"] == 1.0

@@ -8,7 +8,7 @@ from typing import Any
 import attrs
 
 from .builtin import PLUGIN_DATASETS
-from .errors import ContextBenchError, UsageError
+from .errors import AmbiguousEvaluator, ContextBenchError, UsageError
 from .plugins import KNOWN_PROVIDERS, PluginHost
 from .specs import AutowireRule, resolve
 
@@ -82,13 +82,13 @@ class Wirer:
         """An evaluator the user named (or passed): built as its rule would build it, from the options."""
         if not isinstance(evaluator, str):
             return evaluator
-        spec = self.host.find_evaluator(evaluator)
-        builds = [
-            (plugin, r.build)
-            for plugin, r in self.host.plugin_rules()
-            if r.evaluator == spec.name and r.build is not None
-        ]
-        for plugin, build in builds or [("", None)]:  # the first rule whose build gives one for these options
+        owner, spec = self.host.locate_evaluator(evaluator)
+        rules = [(p, r) for p, r in self.host.plugin_rules() if r.evaluator == spec.name and r.build]
+        # A name two plugins register is built only by its owner's rules: never the other's evaluator.
+        builds = [(p, r.build) for p, r in rules if p == owner] or (
+            [(p, r.build) for p, r in rules] if len(self.host.evaluator_owners(spec.name)) == 1 else []
+        )
+        for plugin, build in builds or [(owner, None)]:  # the first build that gives one for these options
             try:
                 built = self._build(spec.name, build, plugin)
             except ContextBenchError:
@@ -99,12 +99,16 @@ class Wirer:
                 return built
         raise UsageError(f"cannot build evaluator {evaluator}: no rule builds it for this run's options")
 
+    def _key(self, name: str, build: Any, plugin: str) -> tuple[Any, ...]:
+        """Without a build, the evaluator is its owner's factory: the owner is part of what is built."""
+        return (name, build, None if build is not None else self.host.locate_evaluator(name, plugin)[0])
+
     def _build(self, name: str, build: Any, plugin: str) -> Any:
         """Built once per run; ``build`` gets the options of the ``plugin`` whose rule names it."""
-        key = (name, build)
+        key = self._key(name, build, plugin)
         if key not in self._built:
             if build is None:
-                self._built[key] = resolve(self.host.find_evaluator(name).factory)()
+                self._built[key] = resolve(self.host.locate_evaluator(name, plugin)[1].factory)()
             else:
                 self._built[key] = resolve(build)(self.host.options_for(plugin, self.options))
         return self._built[key]
@@ -119,10 +123,15 @@ class Wirer:
             return None
         try:
             return self._build(rule.evaluator, rule.build, plugin)
+        except AmbiguousEvaluator as exc:  # matters only where the name is used: not this rule's rows
+            hint = f"{exc} to score {', '.join(rule.datasets or rule.fields)}"
+            if hint not in self.hints:
+                self.hints.append(hint)
+            return None
         except ContextBenchError:
             raise  # a setup mistake the user must fix (an unset API key variable): stop, in one line
         except Exception as exc:  # noqa: BLE001 - a broken plugin costs its evaluator, not the run
-            self._built[(rule.evaluator, rule.build)] = None
+            self._built[self._key(rule.evaluator, rule.build, plugin)] = None
             hint = f"{rule.evaluator} could not be built and is skipped: {type(exc).__name__}: {exc}"
             if hint not in self.hints:
                 self.hints.append(hint)

@@ -15,24 +15,28 @@ _EVALUATORS = [
         "context_bench.evaluators.answer:AnswerQuality",
         fields=("f1", "exact_match", "recall", "contains"),
         description="SQuAD-style token F1, exact match, recall and containment against original['answer'].",
+        ranges=(0, 1),
     ),
     EvaluatorSpec(
         "MultipleChoiceAccuracy",
         "context_bench.evaluators.choice:MultipleChoiceAccuracy",
         fields=("mc_accuracy",),
         description="Extracts the chosen letter A-J and compares it with original['correct_letter'].",
+        ranges=(0, 1),
     ),
     EvaluatorSpec(
         "NLILabelMatch",
         "context_bench.evaluators.nli:NLILabelMatch",
         fields=("nli_accuracy",),
         description="Extracts an entailment/neutral/contradiction label (with aliases) and compares it.",
+        ranges=(0, 1),
     ),
     EvaluatorSpec(
         "SummarizationQuality",
         "context_bench.evaluators.summarization:SummarizationQuality",
         fields=("rouge_l_precision", "rouge_l_recall", "rouge_l_f1"),
         description="ROUGE-L precision, recall and F1 (rouge-score) of the response against the reference.",
+        ranges=(0, 1),
     ),
 ]
 

@@ -5,12 +5,18 @@ separately, under the evaluator's own identity, so adding an evaluator re-scores
 without calling the system again.  Rows with errors and scores that are soft failures are not
 stored: a re-run retries exactly those.  If the cache cannot be written (a full disk), caching stops
 for the rest of the run and :attr:`RunCache.failure` says why; the run itself goes on.
+
+Each record is one ``write`` of one line, made encodable first (a lone surrogate becomes U+FFFD),
+so a record is either whole or a torn last line that the next read skips.  A record that is valid
+JSON but not of the shape written here (an edited or foreign file) is skipped too, and
+:attr:`RunCache.notices` says how many, so no cache file can crash a later run.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 import threading
@@ -19,6 +25,7 @@ from typing import IO, Any
 
 import attrs
 
+from .encodable import LONE_SURROGATE, REPLACEMENT
 from .errors import UsageError
 from .identity import identity
 
@@ -28,6 +35,41 @@ class CachedRow:
     example_hash: str
     output: dict[str, Any] | None = None
     scores: dict[str, dict[str, Any]] = attrs.Factory(dict)  # evaluator identity -> {"scores", "usage"}
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) in (int, float) and math.isfinite(value)
+
+
+def _numbers(value: Any) -> bool:
+    """None, or a mapping of names to finite numbers."""
+    return value is None or (
+        type(value) is dict and all(type(k) is str and _is_number(v) for k, v in value.items())
+    )
+
+
+def _well_formed(record: Any) -> bool:
+    """Whether a record has the shape :meth:`RunCache.store` writes (else it is skipped)."""
+    if (
+        type(record) is not dict
+        or type(record.get("id")) is not str
+        or type(record.get("example")) is not str
+    ):
+        return False
+    output = record.get("output")
+    if output is not None and (type(output) is not dict or "response" not in output):
+        return False
+    scores = record.get("scores")
+    if scores is None:
+        return True
+    return type(scores) is dict and all(
+        type(hit) is dict
+        and type(hit.get("scores")) is dict
+        and _numbers(hit["scores"])
+        and _numbers(hit.get("usage"))
+        and _numbers(hit.get("weights"))
+        for hit in scores.values()
+    )
 
 
 def _slug(text: str) -> str:
@@ -50,6 +92,8 @@ class RunCache:
             raise UsageError(f"cache directory {self.root} is not writable")
         #: Why caching stopped mid-run (None while it works): for the run's warnings.
         self.failure: str | None = None
+        #: What reading the cache skipped (records of the wrong shape): for the run's warnings.
+        self.notices: list[str] = []
         self._entries: dict[Path, dict[str, CachedRow]] = {}
         self._handles: dict[Path, IO[str]] = {}
         self._lock = threading.Lock()
@@ -65,24 +109,32 @@ class RunCache:
         found = entries.get(example_id)
         return found if found is not None and found.example_hash == example_hash else None
 
-    @staticmethod
-    def _read(path: Path) -> dict[str, CachedRow]:
+    def _read(self, path: Path) -> dict[str, CachedRow]:
         entries: dict[str, CachedRow] = {}
         if not path.exists():
             return entries
+        skipped = 0
         with path.open(encoding="utf-8", errors="replace") as handle:  # a torn line may end mid-character
             for line in handle:
                 try:
                     record = json.loads(line)
-                    key, example_hash = record["id"], record["example"]
-                except (ValueError, KeyError, TypeError):
+                except (ValueError, RecursionError):
                     continue  # a line torn by a crash mid-write: that row is simply re-run
+                if not _well_formed(record):
+                    skipped += 1
+                    continue
+                key, example_hash = record["id"], record["example"]
                 entry = entries.get(key)
                 if entry is None or entry.example_hash != example_hash:
                     entry = entries[key] = CachedRow(example_hash=example_hash)
                 if record.get("output") is not None:
                     entry.output = record["output"]
                 entry.scores.update(record.get("scores") or {})
+        if skipped:
+            self.notices.append(
+                f"cache {path}: skipped {skipped} record(s) not of the cache's shape; "
+                "those rows are computed again"
+            )
         return entries
 
     def store(
@@ -102,7 +154,10 @@ class RunCache:
                 handle = self._handles.get(path)
                 if handle is None:
                     handle = self._handles[path] = self._open(path)
-                handle.write(line)
+                try:
+                    handle.write(line)
+                except UnicodeEncodeError:  # nothing was written: the encoder failed first
+                    handle.write(LONE_SURROGATE.sub(REPLACEMENT, line))
                 handle.flush()
             except OSError as exc:
                 self._fail(path, exc)

@@ -12,8 +12,13 @@ from typing import Any, BinaryIO
 
 import attrs
 
+from .encodable import repair
 from .errors import DatasetUnavailable, UsageError
 from .specs import resolve
+
+#: The largest row (one JSONL line) read, in bytes: a bigger one is a row error, not gigabytes of
+#: memory.  ``read_file``/``load`` take ``max_row_bytes`` to change it.
+MAX_ROW_BYTES = 10 * 2**20
 
 
 @attrs.frozen
@@ -22,6 +27,28 @@ class MalformedRow:
 
     location: str
     message: str
+
+
+class RepairedRow(dict):
+    """A row whose text held lone surrogates, now U+FFFD; ``repaired`` says so on its result row."""
+
+    __slots__ = ("repaired",)
+
+    def __init__(self, row: dict[str, Any], repaired: str) -> None:
+        super().__init__(row)
+        self.repaired = repaired
+
+
+#: What a repaired row's result notes (``EvalRow.meta["repaired"]``).
+REPAIRED_NOTE = "text with lone surrogates (not encodable as UTF-8): replaced with U+FFFD"
+
+
+def _repaired(row: Any) -> Any:
+    """A row whose text held lone surrogates (only ever from ``\\udXXX`` escapes), repaired and noted."""
+    if not isinstance(row, dict):
+        return row
+    fixed = repair(row)
+    return row if fixed == row else RepairedRow(fixed, REPAIRED_NOTE)
 
 
 @attrs.define
@@ -33,12 +60,16 @@ class Dataset:
     kind: str = "rows"
 
 
-def read_file(path: str | Path) -> Iterator[dict[str, Any] | MalformedRow]:
+def read_file(
+    path: str | Path, *, max_row_bytes: int = MAX_ROW_BYTES
+) -> Iterator[dict[str, Any] | MalformedRow]:
     """Yield the rows of a JSONL, JSON (a list, or {"rows": [...]}) or CSV file, read as UTF-8.
 
-    A JSONL line that is not UTF-8 or not valid JSON, a CSV row with the wrong number of fields or
-    bytes that are not UTF-8, or a row that is not an object, becomes a :class:`MalformedRow`
-    naming the file and line; the rows after it are still read.  A byte-order mark is ignored.
+    A JSONL line that is not UTF-8, not valid JSON, nested too deeply or longer than
+    ``max_row_bytes``, a CSV row with the wrong number of fields or bytes that are not UTF-8, or a
+    row that is not an object, becomes a :class:`MalformedRow` naming the file and line; the rows
+    after it are still read.  A byte-order mark is ignored.  Text with lone surrogates (a
+    ``\\ud800`` escape) is repaired to U+FFFD and the row says so (:class:`RepairedRow`).
     """
     path = Path(path)
     try:
@@ -48,16 +79,35 @@ def read_file(path: str | Path) -> Iterator[dict[str, Any] | MalformedRow]:
     with handle:
         suffix = path.suffix.lower()
         if suffix == ".csv":
-            yield from _csv_rows(path, handle)
+            yield from _csv_rows(path, handle, max_row_bytes)
         elif suffix == ".json":
             yield from _json_rows(path, handle.read())
         else:
-            yield from _jsonl_rows(path, handle)
+            yield from _jsonl_rows(path, handle, max_row_bytes)
 
 
-def _jsonl_rows(path: Path, handle: BinaryIO) -> Iterator[dict[str, Any] | MalformedRow]:
+def _lines(handle: BinaryIO, limit: int) -> Iterator[bytes | None]:
+    """The file's lines; None for a line longer than ``limit`` bytes, which is skipped unread."""
+    while True:
+        raw = handle.readline(limit + 1)
+        if not raw:
+            return
+        if len(raw) <= limit or raw.endswith(b"\n") and len(raw) == limit + 1:
+            yield raw
+            continue
+        while raw and not raw.endswith(b"\n"):  # skip the rest of the line, a chunk at a time
+            raw = handle.readline(1 << 20)
+        yield None
+
+
+def _jsonl_rows(path: Path, handle: BinaryIO, limit: int) -> Iterator[dict[str, Any] | MalformedRow]:
     # Decoded line by line, so that one bad byte costs one row, not the file.
-    for number, raw in enumerate(handle, start=1):
+    for number, raw in enumerate(_lines(handle, limit), start=1):
+        if raw is None:
+            yield MalformedRow(
+                f"{path}:{number}", f"the line is longer than {limit:,} bytes (the row size limit)"
+            )
+            continue
         try:
             line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
         except UnicodeDecodeError as exc:
@@ -70,7 +120,13 @@ def _jsonl_rows(path: Path, handle: BinaryIO) -> Iterator[dict[str, Any] | Malfo
         except json.JSONDecodeError as exc:
             yield MalformedRow(f"{path}:{number}", f"invalid JSON: {exc.msg}")
             continue
-        yield row if isinstance(row, dict) else MalformedRow(f"{path}:{number}", "not a JSON object")
+        except RecursionError:
+            yield MalformedRow(f"{path}:{number}", "JSON nested too deeply to read")
+            continue
+        if not isinstance(row, dict):
+            yield MalformedRow(f"{path}:{number}", "not a JSON object")
+        else:
+            yield _repaired(row) if "\\u" in line else row
 
 
 def _json_rows(path: Path, content: bytes) -> Iterator[dict[str, Any] | MalformedRow]:
@@ -83,19 +139,35 @@ def _json_rows(path: Path, content: bytes) -> Iterator[dict[str, Any] | Malforme
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+    except RecursionError:
+        raise UsageError(f"{path}: JSON nested too deeply to read") from None
     if isinstance(data, dict) and isinstance(data.get("rows"), list):
         data = data["rows"]
     if not isinstance(data, list):
         raise UsageError(f"{path}: expected a JSON list of rows (or an object with 'rows')")
+    escaped = "\\u" in text
     for number, row in enumerate(data):
-        yield row if isinstance(row, dict) else MalformedRow(f"{path} item {number}", "not an object")
+        if not isinstance(row, dict):
+            yield MalformedRow(f"{path} item {number}", "not an object")
+        else:
+            yield _repaired(row) if escaped else row
 
 
 #: What ``surrogateescape`` turns bytes that are not UTF-8 into.
 _UNDECODED = re.compile("[\udc80-\udcff]")
 
 
-def _csv_rows(path: Path, handle: BinaryIO) -> Iterator[dict[str, Any] | MalformedRow]:
+def _csv_rows(path: Path, handle: BinaryIO, limit: int) -> Iterator[dict[str, Any] | MalformedRow]:
+    # The csv module's own cap (128 KB a field) is below the row size limit: long contexts fit.
+    # The cap is the process's: set for this read, restored after it.
+    previous = csv.field_size_limit(limit)
+    try:
+        yield from _csv_records(path, handle, limit)
+    finally:
+        csv.field_size_limit(previous)
+
+
+def _csv_records(path: Path, handle: BinaryIO, limit: int) -> Iterator[dict[str, Any] | MalformedRow]:
     text = io.TextIOWrapper(handle, encoding="utf-8-sig", errors="surrogateescape", newline="")
     reader = csv.reader(text)
     header = next(reader, None)
@@ -104,7 +176,15 @@ def _csv_rows(path: Path, handle: BinaryIO) -> Iterator[dict[str, Any] | Malform
     if any(_UNDECODED.search(name) for name in header):
         raise UsageError(f"{path}: the header line is not UTF-8 text")
     end = reader.line_num
-    for values in reader:
+    while True:
+        try:
+            values = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:  # a field over the limit: that row only, and the reader goes on
+            where, end = f"{path}:{end + 1}", reader.line_num
+            yield MalformedRow(where, f"unreadable CSV row ({exc}; the row size limit is {limit:,} bytes)")
+            continue
         where, end = f"{path}:{end + 1}", reader.line_num  # a quoted field may span lines
         if not values:
             continue
@@ -117,16 +197,23 @@ def _csv_rows(path: Path, handle: BinaryIO) -> Iterator[dict[str, Any] | Malform
 
 
 def load(
-    spec: str, *, max_examples: int | None = None, host: Any = None, kind: str | None = None, **kwargs: Any
+    spec: str,
+    *,
+    max_examples: int | None = None,
+    host: Any = None,
+    kind: str | None = None,
+    max_row_bytes: int = MAX_ROW_BYTES,
+    **kwargs: Any,
 ) -> Dataset:
     """Resolve ``--dataset NAME|PATH``: an existing file, else a registered data set name.
 
+    ``max_row_bytes`` caps one row of a file (:data:`MAX_ROW_BYTES` by default).
     ``kind`` (one of ``specs.RUN_KINDS``) refuses a registered data set of another kind before
     loading it, naming the command that runs it (``context-bench <kind>``, or ``run`` for rows).
     """
     path = Path(spec)
     if path.is_file():
-        rows = _take(read_file(path), max_examples)
+        rows = _take(read_file(path, max_row_bytes=max_row_bytes), max_examples)
         return Dataset(name=path.stem, rows=rows)
     if path.suffix.lower() in (".jsonl", ".json", ".csv") or "/" in spec:
         raise UsageError(f"data set file not found: {spec}")

@@ -25,3 +25,11 @@ class AmbiguousEvaluator(ContextBenchError, LookupError):
 
 class DatasetUnavailable(ContextBenchError):
     """A data set could not be loaded (missing file, hub unreachable, extra not installed)."""
+
+
+class DeadlineExceeded(ContextBenchError, TimeoutError):
+    """A system or evaluator call did not return within the call deadline (``call_timeout``)."""
+
+    @classmethod
+    def of_call(cls, method: str, timeout: float) -> DeadlineExceeded:
+        return cls(f"{method}() did not return within {timeout:g} s (the call deadline, call_timeout)")

@@ -19,7 +19,7 @@ import pluggy
 from . import hookspecs
 from .errors import AmbiguousEvaluator, EvaluatorNotFound, PluginError
 from .hookspecs import SHARED_OPTIONS
-from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec
+from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, resolve
 
 ENTRY_POINT_GROUP = "context_bench.plugins"
 #: The plugin API this core provides.  A plugin declares the one it was built for as
@@ -306,6 +306,15 @@ class PluginHost:
 
     def find_evaluator(self, name: str) -> EvaluatorSpec:
         """Resolve a short (``MathEquivalence``) or qualified (``cbench-math/MathEquivalence``) name."""
+        return self.locate_evaluator(name)[1]
+
+    def locate_evaluator(self, name: str, prefer: str | None = None) -> tuple[str, EvaluatorSpec]:
+        """The (plugin, spec) a name resolves to.
+
+        A qualified name picks that plugin's evaluator.  ``prefer`` is the plugin whose own rule
+        names the evaluator: its own registration wins, so another plugin reusing the name is
+        ambiguous only where the short name itself is used.
+        """
         self.ensure_loaded()
         plugin, sep, short = name.rpartition("/")
         candidates = self._evaluators.get(short)
@@ -314,13 +323,18 @@ class PluginHost:
             candidates = folded.get(short.lower(), [])
         if sep:
             candidates = [c for c in candidates if c[0] == plugin]
+        elif prefer is not None and len(candidates) > 1:
+            candidates = [c for c in candidates if c[0] == prefer] or candidates
         if len(candidates) == 1:
-            return candidates[0][1]
+            return candidates[0]
         if candidates:
             sources = ", ".join(f"{p}/{s.name}" for p, s in candidates)
             raise AmbiguousEvaluator(
                 f"evaluator {short!r} is registered by several plugins: {sources}; use one of those names"
             )
+        if sep and self._evaluators.get(short):
+            owners = ", ".join(f"{p}/{s.name}" for p, s in self._evaluators[short])
+            raise EvaluatorNotFound(f"no plugin {plugin!r} registers {short!r} (registered: {owners})")
         raise EvaluatorNotFound(self.missing_hint(short))
 
     def missing_hint(self, name: str) -> str:
@@ -332,6 +346,25 @@ class PluginHost:
             return f"evaluator {name!r} is not installed: pip install {dist}"
         known = ", ".join(sorted(self._evaluators)) or "none"
         return f"no installed plugin registers an evaluator named {name!r} (available: {known})"
+
+    def spec_of(self, evaluator: Any) -> EvaluatorSpec | None:
+        """The spec whose factory is ``evaluator``'s class; a factory not yet imported is not imported
+        (the evaluator's own module is already loaded if it is the factory)."""
+        kind = type(evaluator)
+        for _, spec in self.evaluator_specs():
+            factory = spec.factory
+            if isinstance(factory, str):
+                if factory.partition(":")[0] != kind.__module__:
+                    continue
+                factory = resolve(factory)
+            if factory is kind:
+                return spec
+        return None
+
+    def evaluator_owners(self, name: str) -> list[str]:
+        """The plugins that register an evaluator under this short name."""
+        self.ensure_loaded()
+        return [plugin for plugin, _ in self._evaluators.get(name, [])]
 
     def has_evaluator(self, name: str) -> bool:
         self.ensure_loaded()

@@ -1,7 +1,8 @@
 """One unit of work: an example, the system that processes it and the evaluators that score it.
 
 The names follow the protocols: the system's ``process`` gets the ``original`` example, and each
-evaluator's ``score(original, processed)`` gets it with the system's output, ``processed``.
+evaluator's ``score(original, processed)`` gets it with the system's output, ``processed``: each
+evaluator its own copy of both, so that one evaluator cannot change what another one scores.
 
 A RowTask is plain data (picklable), and :func:`row_steps` depends on nothing but the task, so an
 executor may run it in this process, in a worker thread, or on another machine.
@@ -17,6 +18,8 @@ from typing import Any
 import attrs
 
 from .cache import CachedRow
+from .encodable import repair_text
+from .errors import DeadlineExceeded
 from .records import EvalRow, RowError
 from .scores import Scores
 
@@ -26,6 +29,12 @@ _ROW_FIELDS = ("input_tokens", "output_tokens", "cost", "latency")
 #: The ``meta`` key listing the evaluators that scored the row (returned scores or a soft failure);
 #: the summary's failure rate of an evaluator is over these rows.
 SCORED_BY = "scored_by"
+
+#: Keys of a system's output that are neither row fields nor ``meta["output"]``.
+_NOT_EXTRAS = ("response", "repaired")
+
+#: What a row whose reply was repaired notes (``EvalRow.meta["repaired"]``).
+REPAIRED_REPLY = "the response had lone surrogates (not encodable as UTF-8): replaced with U+FFFD"
 
 Step = tuple[Any, str, tuple]
 Steps = Generator[Step, Any, EvalRow]
@@ -89,6 +98,10 @@ def row_steps(task: RowTask) -> Steps:
             return row
         if "latency" not in processed:  # a system may report its own (None: not measurable)
             processed = {**processed, "latency": elapsed}
+        response = processed["response"]
+        if type(response) is str and not response.isascii() and repair_text(response) is not response:
+            # noted in the output itself, so a re-run from the cache notes it too
+            processed = {**processed, "response": repair_text(response), "repaired": REPAIRED_REPLY}
         if task.record:
             row.fresh["output"] = processed
     _fill_output(row, processed)
@@ -98,20 +111,26 @@ def row_steps(task: RowTask) -> Steps:
             if hit is not None:
                 scores = Scores(hit["scores"], usage=hit.get("usage"), weights=hit.get("weights"))
             else:
-                scores = yield (evaluator, "score", (task.original, processed))
+                scores = yield (evaluator, "score", (_view(task.original), _view(processed)))
             _merge(row, evaluator, scores, key, record=task.record and hit is None)
         except Exception as exc:  # noqa: BLE001 - one evaluator's failure leaves the others running
-            row.errors.append(RowError.from_exception("evaluator", _name(evaluator), exc))
+            row.errors.append(RowError.from_exception("evaluator", evaluator_name(evaluator), exc))
     return row
 
 
-def run_row(task: RowTask) -> EvalRow:
-    """Run a row with every call made inline, in this thread."""
+def run_row(task: RowTask, before_call: Callable[[Any, str], None] | None = None) -> EvalRow:
+    """Run a row with every call made inline, in this thread.
+
+    ``before_call(obj, method)``, if given, is told of each call as it starts (a supervisor that
+    enforces the call deadline watches the calls this way).
+    """
     steps = row_steps(task)
     try:
         step = next(steps)
         while True:
             obj, method, args = step
+            if before_call is not None:
+                before_call(obj, method)
             try:
                 result = getattr(obj, method)(*args)
             except Exception as exc:  # noqa: BLE001 - handed to the row's own handling
@@ -138,7 +157,45 @@ async def arun_row(task: RowTask, call: Callable[[Any, str, tuple], Awaitable[An
         return done.value
 
 
-def _name(evaluator: Any) -> str:
+def stage_of(obj: Any, method: str) -> tuple[str, str]:
+    """The stage (``system``/``evaluator``) and the name of whoever a call goes to, for a RowError."""
+    if method == "process":
+        return "system", getattr(obj, "name", type(obj).__name__)
+    return "evaluator", evaluator_name(obj)
+
+
+def deadline_error(obj: Any, method: str, timeout: float) -> RowError:
+    """The error of a call that did not return within the call deadline."""
+    return RowError.from_exception(*stage_of(obj, method), DeadlineExceeded.of_call(method, timeout))
+
+
+def timed_out_row(task: RowTask, obj: Any, method: str, timeout: float) -> EvalRow:
+    """The row of a task whose call is past the deadline: it is abandoned with that error."""
+    row = EvalRow(
+        system=getattr(task.system, "name", type(task.system).__name__),
+        dataset=task.dataset,
+        example_id=task.example_id,
+        index=task.index,
+        meta=dict(task.meta) if task.meta else {},
+    )
+    row.errors.append(deadline_error(obj, method, timeout))
+    return row
+
+
+def _view(mapping: Any) -> Any:
+    """An evaluator's own copy of the example or the output: what it assigns, or appends to a list
+    or dict in it, reaches neither the other evaluators nor the row nor the cache."""
+    if not isinstance(mapping, dict):
+        return mapping
+    view = dict(mapping)
+    for key, value in view.items():
+        kind = type(value)
+        if kind is list or kind is dict:
+            view[key] = kind(value)
+    return view
+
+
+def evaluator_name(evaluator: Any) -> str:
     return getattr(evaluator, "name", type(evaluator).__name__)
 
 
@@ -146,6 +203,11 @@ def _fill_output(row: EvalRow, processed: dict[str, Any]) -> None:
     response = processed.get("response")
     row.response = response if response is None or type(response) is str else str(response)
     known = 1
+    repaired = processed.get("repaired")
+    if repaired is not None:
+        known += 1
+        noted = row.meta.get("repaired")  # the row's own text may have been repaired too
+        row.meta["repaired"] = repaired if noted is None else f"{noted}; {repaired}"
     for field in _ROW_FIELDS:
         value = processed.get(field)
         if value is not None:
@@ -153,7 +215,7 @@ def _fill_output(row: EvalRow, processed: dict[str, Any]) -> None:
             if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
                 setattr(row, field, float(value))
     if len(processed) > known:
-        extras = {k: v for k, v in processed.items() if k not in _ROW_FIELDS and k != "response"}
+        extras = {k: v for k, v in processed.items() if k not in _ROW_FIELDS and k not in _NOT_EXTRAS}
         if extras:
             row.meta.setdefault("output", extras)
 
@@ -172,11 +234,11 @@ def _merge(row: EvalRow, evaluator: Any, scores: Any, key: str, record: bool) ->
             break
     row.scores.update(scores)
     if scores or failure:
-        row.meta.setdefault(SCORED_BY, []).append(_name(evaluator))
+        row.meta.setdefault(SCORED_BY, []).append(evaluator_name(evaluator))
     if failure:
-        row.failures[_name(evaluator)] = str(failure)
+        row.failures[evaluator_name(evaluator)] = str(failure)
     if usage:
-        row.usage[_name(evaluator)] = {k: float(v) for k, v in usage.items()}
+        row.usage[evaluator_name(evaluator)] = {k: float(v) for k, v in usage.items()}
     if weights:
         row.weights = {**(row.weights or {}), **{k: float(v) for k, v in weights.items()}}
     if record and not failure:

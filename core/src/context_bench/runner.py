@@ -12,13 +12,13 @@ import attrs
 
 from .autowire import Wirer, Wiring
 from .cache import RunCache
-from .datasets import Dataset, MalformedRow
+from .datasets import Dataset, MalformedRow, RepairedRow
 from .executor import Executor, LocalExecutor
 from .identity import content_hash, identity
 from .plugins import PluginHost, get_host
 from .progress import Progress
 from .records import EvalResult, EvalRow, RowError
-from .rowtask import RowTask
+from .rowtask import SCORED_BY, RowTask, evaluator_name
 from .summary import Summarizer
 
 #: Keys accepted as an example's id, in order; the first present wins.
@@ -74,8 +74,13 @@ class _TaskBuilder:
     def __init__(self, wirer: Wirer, cache: RunCache | None) -> None:
         self.wirer = wirer
         self.cache = cache
+        #: What the user should know about the rows (no evaluator for a data set, cached scores dropped).
+        self.hints: list[str] = []
         self._wirings: dict[str, Wiring] = {}
         self._keys: dict[int, tuple[list[Any], list[str]]] = {}
+        self._unscored: dict[str, list[Any]] = {}  # data set -> [first id, rows no evaluator matches]
+        self._out_of_range = 0
+        self._specs: dict[type, Any] = {}
 
     def wiring(self, name: str) -> Wiring:
         if name not in self._wirings:
@@ -93,14 +98,32 @@ class _TaskBuilder:
     def tasks(self, systems: Sequence[Any], datasets: list[tuple[str, list[Any]]]) -> list[RowTask]:
         tasks: list[RowTask] = []
         for system in systems:
+            scoring = isinstance(system, Precomputed)
             for name, rows in datasets:
                 seen: set[tuple[str, str]] = set()
                 for number, example in enumerate(rows):
-                    tasks.append(self._task(len(tasks), system, name, number, example, seen))
+                    tasks.append(self._task(len(tasks), system, name, number, example, seen, scoring))
+        for dataset, (first, count) in self._unscored.items():
+            self.hints.append(
+                f"no evaluator matches {count} row(s) of data set {dataset!r} (the first: id {first!r}): "
+                "they get no scores; name one with --evaluator"
+            )
+        if self._out_of_range:
+            self.hints.append(
+                f"{self._out_of_range} cached score(s) outside their evaluator's declared range "
+                "were discarded and computed again"
+            )
         return tasks
 
     def _task(
-        self, index: int, system: Any, name: str, number: int, example: Any, seen: set[tuple[str, str]]
+        self,
+        index: int,
+        system: Any,
+        name: str,
+        number: int,
+        example: Any,
+        seen: set[tuple[str, str]],
+        scoring: bool,
     ) -> RowTask:
         if type(example) is not dict and not isinstance(example, Mapping):
             return self._unreadable(index, system, name, number, example)
@@ -118,7 +141,17 @@ class _TaskBuilder:
                 error = RowError("input", where, "DuplicateId", message)
             return RowTask(index, system, dataset, ex_id or f"#{number}", example, error=error)
         seen.add((dataset, ex_id))
+        if scoring:
+            response = example.get("response")
+            if type(response) not in (str, int, float) and response is not None:
+                where = f"row {number} of data set {name!r}"
+                message = f"{where}: 'response' is a {type(response).__name__}, not text, so it is not scored"
+                error = RowError("input", where, "TypeError", message)
+                return RowTask(index, system, dataset, ex_id, example, error=error)
         evaluators = self.wiring(dataset).for_row(example)
+        if not evaluators:
+            unscored = self._unscored.setdefault(dataset, [ex_id, 0])
+            unscored[1] += 1
         task = RowTask(
             index,
             system,
@@ -128,11 +161,30 @@ class _TaskBuilder:
             evaluators,
             self.keys(evaluators),
             record=self.cache is not None,
+            meta={"repaired": example.repaired} if type(example) is RepairedRow else None,
         )
         if self.cache is not None:
             path = self.cache.path(system, dataset)
             task.cached = self.cache.lookup(path, ex_id, content_hash(example))
+            if task.cached is not None and task.cached.scores:
+                self._check_ranges(task)
         return task
+
+    def _check_ranges(self, task: RowTask) -> None:
+        """Drop cached scores outside their evaluator's declared range: they are computed again."""
+        scores = task.cached.scores
+        for evaluator, key in zip(task.evaluators, task.evaluator_keys, strict=False):
+            hit = scores.get(key)
+            if hit is not None and not self._spec_in_range(evaluator, hit["scores"]):
+                del scores[key]
+                self._out_of_range += 1
+
+    def _spec_in_range(self, evaluator: Any, values: dict[str, Any]) -> bool:
+        kind = type(evaluator)
+        if kind not in self._specs:
+            self._specs[kind] = self.wirer.host.spec_of(evaluator)
+        spec = self._specs[kind]
+        return spec is None or spec.in_range(values)
 
     @staticmethod
     def _unreadable(index: int, system: Any, name: str, number: int, example: Any) -> RowTask:
@@ -161,6 +213,7 @@ def evaluate(
     dataset_name: str | None = None,
     max_examples: int | None = None,
     executor: Executor | None = None,
+    call_timeout: float | None = None,
     host: PluginHost | None = None,
     breakdown: Sequence[str] = (),
     run: str = "rows",
@@ -175,7 +228,9 @@ def evaluate(
     registered rules; a list (instances or registered names) replaces that;
     ``add_evaluators``/``exclude_evaluators`` adjust it.  ``options`` are the plugins' options
     (``{"judge_url": ...}``), as the CLI would pass them.  With ``cache_dir``, finished rows are
-    stored as they complete and a re-run skips them.
+    stored as they complete and a re-run skips them.  ``call_timeout`` (seconds) is the deadline of
+    every system and evaluator call: a call past it is an error on its row, and the other rows go on
+    (None, the default: no deadline).
 
     A run in two passes (``cbench-memory``'s: first the memory systems answer, then the answers
     are scored) uses three more arguments: ``run``, the kind of run, which picks the auto-wire
@@ -186,6 +241,8 @@ def evaluate(
     """
     if cache is not None and cache_dir:
         raise ValueError("pass cache_dir or an open cache, not both")
+    if executor is not None and call_timeout is not None:
+        raise ValueError("call_timeout is the local executor's: give your executor its own deadline")
     host = host or get_host()
     root = cache.root if cache is not None else cache_dir
     options = {**(options or {}), **({"cache_dir": str(root)} if root else {})}
@@ -215,14 +272,36 @@ def evaluate(
 
     try:
         with fewer_collections():
-            rows = (executor or LocalExecutor(max_concurrency)).run(tasks, on_row)
+            rows = (executor or LocalExecutor(max_concurrency, call_timeout)).run(tasks, on_row)
     finally:
         bar.close()
         if cache is not None:
             cache.close()
-    notices = [*wirer.hints, *([cache.failure] if cache is not None and cache.failure else [])]
+    notices = [*wirer.hints, *builder.hints, *_not_applicable(tasks, rows)]
+    if cache is not None:
+        notices += [*cache.notices, *([cache.failure] if cache.failure else [])]
     summarize = Summarizer(metrics or (), breakdown=breakdown, notices=notices)
     return EvalResult(rows=rows, summary=summarize(rows), summarize=summarize)
+
+
+def _not_applicable(tasks: Sequence[RowTask], rows: Sequence[EvalRow]) -> list[str]:
+    """One line per (data set, evaluator) that gave some rows no score: those rows lack a field it needs."""
+    missing: dict[tuple[str, str], int] = {}
+    for row in rows:
+        evaluators = tasks[row.index].evaluators
+        if not evaluators or row.errors:
+            continue
+        scored = row.meta.get(SCORED_BY, ())
+        if len(scored) < len(evaluators):
+            for evaluator in evaluators:
+                name = evaluator_name(evaluator)
+                if name not in scored:
+                    missing[(row.dataset, name)] = missing.get((row.dataset, name), 0) + 1
+    return [
+        f"{name} gave no score to {count} row(s) of data set {dataset!r}: they lack a field it needs "
+        "(such as 'answer')"
+        for (dataset, name), count in missing.items()
+    ]
 
 
 @contextlib.contextmanager

@@ -42,6 +42,24 @@ def _lower_tuple(value: Any) -> tuple[str, ...]:
 RUN_KINDS = ("rows", "memory")
 
 
+Range = tuple[float, float]
+
+
+def _ranges(value: Any) -> dict[str, Range]:
+    """``(low, high)`` for every field (key ``"*"``), or a mapping of field -> ``(low, high)``."""
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        value = {"*": value}
+    ranges = {}
+    for field, bounds in value.items():
+        low, high = (float(b) for b in bounds)
+        if not low <= high:
+            raise ValueError(f"score range of {field!r} is empty: {bounds!r}")
+        ranges[str(field)] = (low, high)
+    return ranges
+
+
 @attrs.frozen
 class EvaluatorSpec:
     """An evaluator a plugin offers.
@@ -49,12 +67,29 @@ class EvaluatorSpec:
     ``name`` is the public name (``MathEquivalence``): what ``--evaluator`` takes and what
     ``from context_bench.evaluators import MathEquivalence`` resolves.  ``factory`` builds it with
     keyword arguments (usually the class itself).  ``fields`` are the score fields it produces.
+    ``ranges`` declares the values a score can take: ``(0, 1)`` for every field, or a mapping of
+    field -> ``(low, high)``; a cached score outside it was not computed by this evaluator (a
+    tampered or foreign cache) and is computed again.
     """
 
     name: str
     factory: Ref
     fields: tuple[str, ...] = attrs.field(converter=_as_tuple, default=())
     description: str = ""
+    ranges: dict[str, Range] = attrs.field(converter=_ranges, default=None, hash=False)
+
+    def in_range(self, scores: dict[str, Any]) -> bool:
+        """Whether every score lies in its declared range (fields without one always do)."""
+        if not self.ranges:
+            return True
+        every = self.ranges.get("*")
+        for field, value in scores.items():
+            bounds = self.ranges.get(field, every)
+            if bounds is not None and not (
+                isinstance(value, (int, float)) and bounds[0] <= value <= bounds[1]
+            ):
+                return False
+        return True
 
 
 @attrs.frozen

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cbench_code import CodeExecution
+from cbench_code import CodeExecution, SandboxError
 from cbench_code.integrity import checker, compile_tests, existing_classes, harden_tree, honest, unframe
 from cbench_code.programs import problem_of, program_for
 
@@ -452,10 +452,8 @@ def test_hardening_wraps_every_value_comparison():
 
 def test_broken_tests_are_a_sandbox_error_not_a_verdict(evaluator):
     row = {"context": "def f():\n", "test": "def check(candidate:\n    pass\n", "entry_point": "f"}
-    scores = evaluator.score(row, {"response": "    return 1\n"})
-    assert scores == {"pass_at_1": 0.0} and scores.failure.startswith(
-        "sandbox_error: the tests do not compile"
-    )
+    with pytest.raises(SandboxError, match="^sandbox_error: the tests do not compile"):
+        evaluator.score(row, {"response": "    return 1\n"})
 
 
 def test_honest_passes_plain_data_unchanged():
@@ -486,3 +484,32 @@ def test_waiting_for_the_token_before_the_tests_times_out():
     finally:
         ev.close()
     assert result.status == "timeout", result
+
+
+def test_a_sample_without_a_verdict_makes_the_row_an_error_not_a_zero_in_the_mean():
+    """A sample that filled the shared tmpfs once cost the others a flagged 0.0, counted in the mean."""
+    from cbench_code import SampleResult
+    from context_bench import evaluate
+    from context_bench.testing import isolated_host
+
+    class Stubbed(CodeExecution):
+        async def ascore(self, original, processed):
+            return self.score(original, processed)
+
+        def check(self, original, processed):
+            if original["id"] == "full":
+                return [SampleResult("passed"), SampleResult("error", "the samples' file system is full: x")]
+            return [SampleResult("passed"), SampleResult("passed")]
+
+    rows = [{"id": "ok", "response": "x"}, {"id": "full", "response": "x"}]
+    result = evaluate(None, rows, [Stubbed(workers=1)], progress=False, host=isolated_host())
+    ok, full = result.rows
+    assert ok.scores == {"pass_at_1": 1.0} and not ok.failures
+    assert full.scores == {} and not full.failures
+    [error] = full.errors
+    assert error.stage == "evaluator" and error.type == "SandboxError"
+    assert (
+        error.message.startswith("sandbox_error: the samples' file system is full")
+        and "1 of 2" in error.message
+    )
+    assert result.summary.groups[0].scores["pass_at_1"] == 1.0

@@ -179,3 +179,38 @@ def test_a_worker_killed_from_outside_is_replaced_transparently():
         worker.proc.kill()
         worker.proc.wait()
     assert evaluator.score({"answer": "2"}, {"response": "#### 2"}) == {"math_equiv": 1.0}
+
+
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--math-timeout", "-1"),
+        ("--math-timeout", "0"),
+        ("--math-timeout", "nan"),
+        ("--math-timeout", "inf"),
+        ("--math-timeout", "soon"),
+        ("--math-workers", "0"),
+        ("--math-workers", "1.5"),
+    ],
+)
+def test_invalid_math_options_exit_2_with_one_line(tmp_path, capsys, flag, value):
+    from context_bench.cli import main
+
+    data = tmp_path / "gsm8k.jsonl"
+    data.write_text('{"id": "1", "answer": "18", "response": "#### 18"}\n')
+    code = main(["score", str(data), "--no-progress", f"{flag}={value}"])
+    err = capsys.readouterr().err
+    assert code == 2 and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1 and flag in err and repr(value) in err
+
+
+def test_invalid_math_options_through_the_api_are_a_usage_error():
+    from context_bench import UsageError
+
+    rule = next(
+        r for r in PluginHost(allow=["cbench-math"], strict=True).rules() if r.evaluator == "MathEquivalence"
+    )
+    with pytest.raises(UsageError, match="--math-timeout"):
+        resolve(rule.build)({"math_timeout": -1})
+    with pytest.raises(ValueError, match="positive seconds"):
+        MathEquivalence(timeout=float("inf"))

@@ -13,6 +13,7 @@ from typing import Any
 _LAZY = {
     "CodeExecution": "evaluator",
     "SampleResult": "verdict",
+    "SandboxError": "evaluator",
     "SandboxPool": "pool",
     "SandboxWarning": "pool",
     "extract_code": "extract",

@@ -8,8 +8,6 @@ from collections.abc import Iterable, Mapping
 from concurrent.futures import Future
 from typing import Any
 
-from context_bench import Scores
-
 from .passk import pass_at_k
 from .pool import SandboxPool, pack_tests
 from .programs import Problem, problem_of, program_for
@@ -40,6 +38,11 @@ def _responses(processed: Mapping[str, Any]) -> list[str]:
         if response is not None and not isinstance(response, str):
             raise ValueError(f"CodeExecution: {where}[{i}] must be a string, got {type(response).__name__}")
     return [r or "" for r in responses]
+
+
+class SandboxError(RuntimeError):
+    """A sample got no verdict through no fault of its own (the server died, the tests do not
+    compile, another sample filled the shared file system): the row is an error, not a 0."""
 
 
 class CodeExecution:
@@ -199,8 +202,8 @@ class CodeExecution:
         n, c = len(results), sum(r.passed for r in results)
         scores = {f"pass_at_{k}": pass_at_k(n, c, k) for k in sorted({1, *self.k}) if k <= n}
         errors = [r.detail for r in results if r.status == "error"]
-        if errors:
-            return Scores(scores, failure=f"sandbox_error: {errors[0]}")
+        if errors:  # no verdict on those samples: a pass@k over the others would be wrong too
+            raise SandboxError(f"sandbox_error: {errors[0]} ({len(errors)} of {n} samples)")
         return scores
 
 

@@ -18,6 +18,7 @@ def cbench_register_evaluators(register):
             "CodeExecution",
             "cbench_code.evaluator:CodeExecution",
             fields=["pass_at_1"],
+            ranges=(0, 1),
             description=(
                 "Runs generated code against the row's tests (HumanEval test/entry_point or MBPP "
                 "test_list) in a sandbox; pass@k over one or more samples."

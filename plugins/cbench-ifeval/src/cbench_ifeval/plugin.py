@@ -18,6 +18,7 @@ def cbench_register_evaluators(register):
             "IFEvalChecker",
             "cbench_ifeval.checker:IFEvalChecker",
             fields=FIELDS,
+            ranges=(0, 1),
             description="IFEval's 25 verifiable instructions, verdict for verdict with Google's reference "
             "checker: prompt-level and instruction-level accuracy, strict and loose.",
         )

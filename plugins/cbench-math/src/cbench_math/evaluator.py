@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Mapping
 from typing import Any
 
-from context_bench import Scores
+from context_bench import Scores, UsageError
 
 from .pool import CaseTimeout, WorkerError, shared_pool
 
@@ -32,7 +33,7 @@ class MathEquivalence:
     name = "math_equivalence"
 
     def __init__(self, timeout: float = DEFAULT_TIMEOUT, workers: int = 1) -> None:
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < math.inf:
             raise ValueError(f"MathEquivalence(timeout=...) must be positive seconds, not {timeout!r}")
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ValueError(f"MathEquivalence(workers=...) must be a positive integer, not {workers!r}")
@@ -83,7 +84,10 @@ def from_options(options: Mapping[str, Any]) -> MathEquivalence:
     """The auto-wired evaluator, configured by ``--math-timeout`` / ``--math-workers``."""
     timeout = options.get("math_timeout")
     workers = options.get("math_workers")
-    return MathEquivalence(
-        timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
-        workers=1 if workers is None else workers,
-    )
+    try:
+        return MathEquivalence(
+            timeout=DEFAULT_TIMEOUT if timeout is None else timeout,
+            workers=1 if workers is None else workers,
+        )
+    except ValueError as exc:  # a bad option is the user's to fix: one line, exit 2, not a skipped evaluator
+        raise UsageError(f"math options (--math-timeout, --math-workers): {exc}") from None
