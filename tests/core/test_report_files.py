@@ -11,7 +11,8 @@ import pytest
 
 from context_bench import EvalResult, EvalRow, RowError, UsageError
 from context_bench.cli import RunOptions, emit, main
-from context_bench.files import atomic_write_text, encodable
+from context_bench.encodable import repair_text as encodable
+from context_bench.files import atomic_write_text
 from context_bench.metadata import describe_system, redact_command, redact_url, run_metadata
 from context_bench.records import GroupSummary, Summary
 from context_bench.reports import FORMATS, render
@@ -88,9 +89,9 @@ def test_a_lone_surrogate_in_a_row_reaches_stdout_as_a_replacement(tmp_path, cap
     assert main(["score", str(path), "--output", fmt, "--no-progress"]) == 0
     out, err = capsys.readouterr()
     assert LONE not in out and "\ufffd" in out or fmt in ("table", "markdown")
-    assert "written as U+FFFD" in err or fmt in ("table", "markdown")
-    if fmt == "json":
-        assert json.loads(out)["rows"][0]["response"] == "Paris \ufffd"
+    if fmt == "json":  # repaired where it came in, and the row says so
+        row = json.loads(out)["rows"][0]
+        assert row["response"] == "Paris \ufffd" and "U+FFFD" in row["meta"]["repaired"]
 
 
 @pytest.mark.parametrize("fmt", ["json", "jsonl", "html"])

@@ -22,6 +22,13 @@ def repair_text(text: str) -> str:
     return LONE_SURROGATE.sub(REPLACEMENT, text)
 
 
+def repair_counted(text: str) -> tuple[str, int]:
+    """:func:`repair_text` and how many characters it replaced (0 for the usual text, checked in C)."""
+    if text.isascii():
+        return text, 0
+    return LONE_SURROGATE.subn(REPLACEMENT, text)
+
+
 def repair(value: Any) -> Any:
     """``value`` with lone surrogates replaced in every string, key and nested list or dict."""
     if isinstance(value, str):

@@ -10,29 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import tempfile
 from pathlib import Path
 
-__all__ = ["REPLACEMENT", "atomic_write_text", "encodable", "encodable_counted"]
+from .encodable import repair_text
 
-#: What a lone surrogate becomes.
-REPLACEMENT = "\ufffd"
-
-# A str never holds a valid surrogate pair (decoding joins them), so every surrogate is alone.
-_SURROGATE = re.compile("[\ud800-\udfff]")
-
-
-def encodable(text: str) -> str:
-    """``text`` with every lone surrogate replaced by U+FFFD: safe to encode as UTF-8."""
-    return encodable_counted(text)[0]
-
-
-def encodable_counted(text: str) -> tuple[str, int]:
-    """:func:`encodable` and how many characters it replaced (0 for the usual text, checked in C)."""
-    if text.isascii():
-        return text, 0
-    return _SURROGATE.subn(REPLACEMENT, text)
+__all__ = ["atomic_write_text"]
 
 
 def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
@@ -44,7 +27,7 @@ def atomic_write_text(path: str | os.PathLike[str], text: str) -> None:
     try:
         data = text.encode("utf-8")
     except UnicodeEncodeError:
-        data = encodable(text).encode("utf-8")
+        data = repair_text(text).encode("utf-8")
     try:
         mode = target.stat().st_mode & 0o7777
     except FileNotFoundError:

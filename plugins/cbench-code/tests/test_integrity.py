@@ -512,4 +512,5 @@ def test_a_sample_without_a_verdict_makes_the_row_an_error_not_a_zero_in_the_mea
         error.message.startswith("sandbox_error: the samples' file system is full")
         and "1 of 2" in error.message
     )
-    assert result.summary.groups[0].scores["pass_at_1"] == 1.0
+    group = result.summary.groups[0]  # the errored row counts 0 in the headline, not 1.0
+    assert group.scores["pass_at_1"] == 0.5 and group.scores_scored_only["pass_at_1"] == 1.0

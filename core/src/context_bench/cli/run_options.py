@@ -137,7 +137,8 @@ def emit(result: EvalResult, options: RunOptions) -> int:
     that cannot be encoded (a lone surrogate from a row or a reply) is written as U+FFFD, with a
     warning; ``--out`` is replaced atomically, so a failed write leaves an earlier report whole.
     """
-    from ..files import atomic_write_text, encodable, encodable_counted
+    from ..encodable import repair_counted, repair_text
+    from ..files import atomic_write_text
     from ..reports import render
     from ..reports.sections import printable
 
@@ -147,7 +148,7 @@ def emit(result: EvalResult, options: RunOptions) -> int:
         result.summarized(exclude_errors=options.exclude_errors),
         metadata={**known, **result.metadata, "versions": versions},
     )
-    text, replaced = encodable_counted(render(result, options.output))
+    text, replaced = repair_counted(render(result, options.output))
     if options.out:
         try:
             atomic_write_text(options.out, text)
@@ -159,7 +160,7 @@ def emit(result: EvalResult, options: RunOptions) -> int:
     warnings = list(result.summary.warnings) if result.summary else []
     if options.out or options.output in ("json", "jsonl"):  # the table and Markdown show warnings themselves
         for warning in warnings:
-            print(f"context-bench: warning: {printable(encodable(warning))}", file=sys.stderr)
+            print(f"context-bench: warning: {printable(repair_text(warning))}", file=sys.stderr)
     if replaced:
         print(
             f"context-bench: warning: {replaced} character{'s' * (replaced != 1)} no file can store "
