@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -15,6 +16,35 @@ from .specs import AutowireRule, resolve
 
 def _is_set(value: Any) -> bool:
     return value not in (None, "", False, [], ())
+
+
+def _applies(rule: AutowireRule, exclude: set[str], run: str, options: Mapping[str, Any]) -> bool:
+    """A rule serves this kind of run, its evaluator is not excluded and the options it needs are set."""
+    if rule.evaluator.lower() in exclude or not rule.serves(run):
+        return False
+    return all(_is_set(options.get(opt)) for opt in rule.requires)
+
+
+def _check_excluded(host: PluginHost, exclude: Iterable[str]) -> None:
+    known = {spec.name.lower() for _, spec in host.evaluator_specs()}
+    for name in exclude:
+        if name.lower() not in known:
+            raise UsageError(f"cannot exclude evaluator {name!r}: no such evaluator is installed")
+
+
+#: Split names a data set file often carries (``gsm8k_test.jsonl``, ``mmlu-dev.jsonl``).
+_SPLIT = re.compile(r"^(?P<base>.+?)[_.-](?:train|test|dev|val|valid|validation|eval|evaluation)$")
+
+
+def rule_name(dataset: str, host: PluginHost) -> str:
+    """The name rules know ``dataset`` by: itself, or without a split suffix when that is a known
+    data set (``gsm8k_test`` -> ``gsm8k``; ``my_test`` stays itself)."""
+    name = dataset.lower()
+    match = _SPLIT.match(name)
+    if match is None:
+        return name
+    known = set(PLUGIN_DATASETS).union(*(rule.datasets for _, rule in host.plugin_rules()))
+    return match["base"] if name not in known and match["base"] in known else name
 
 
 @attrs.define
@@ -65,10 +95,7 @@ class Wirer:
         self._built: dict[Any, Any] = {}
         self._explicit = None if explicit is None else [self._instance(e) for e in explicit]
         self._add = [self._instance(e) for e in add]
-        known = {spec.name.lower() for _, spec in host.evaluator_specs()}
-        for name in exclude:
-            if name.lower() not in known:
-                raise UsageError(f"cannot exclude evaluator {name!r}: no such evaluator is installed")
+        _check_excluded(host, exclude)
 
     def _instance(self, evaluator: Any) -> Any:
         """An evaluator the user named (or passed): built as its rule would build it, from the options."""
@@ -99,9 +126,7 @@ class Wirer:
         return self._built[key]
 
     def _from_rule(self, plugin: str, rule: AutowireRule) -> Any | None:
-        if rule.evaluator.lower() in self.exclude or not rule.serves(self.run):
-            return None
-        if not all(_is_set(self.options.get(opt)) for opt in rule.requires):
+        if not _applies(rule, self.exclude, self.run, self.options):
             return None
         if not self.host.has_evaluator(rule.evaluator):
             self._hint(rule.evaluator, rule.datasets or rule.fields)
@@ -127,7 +152,7 @@ class Wirer:
     def wire(self, dataset: str) -> Wiring:
         if self._explicit is not None:
             return Wiring(by_name=list(self._explicit), by_fields=[])
-        name = dataset.lower()
+        name = rule_name(dataset, self.host)
         by_name: list[Any] = []
         by_fields: list[tuple[frozenset[str], Any]] = []
         for plugin, rule in self.host.plugin_rules():
@@ -146,3 +171,53 @@ class Wirer:
             if evaluator not in by_name:
                 by_name.append(evaluator)
         return Wiring(by_name=by_name, by_fields=by_fields)
+
+
+def describe_wiring(
+    host: PluginHost,
+    datasets: Mapping[str, Iterable[Any]],
+    options: Mapping[str, Any] | None = None,
+    *,
+    explicit: Sequence[Any] | None = None,
+    add: Sequence[Any] = (),
+    exclude: Iterable[str] = (),
+    run: str = "rows",
+) -> str:
+    """One line saying which evaluators each data set gets and why (its name, or its rows' fields),
+    as :class:`Wirer` will choose them; builds nothing.  Rows with a ``dataset`` field count there."""
+    exclude = list(exclude)
+    _check_excluded(host, exclude)
+    for named in [*(explicit or ()), *add]:
+        if isinstance(named, str):
+            host.find_evaluator(named)  # an unknown name: its one-line error, before this line
+    if explicit is not None:
+        return f"evaluators (named with --evaluator): {', '.join(map(_label, explicit)) or 'none'}"
+    options = dict(options or {})
+    excluded = {name.lower() for name in exclude}
+    keys: dict[str, set[frozenset[str]]] = {}
+    for name, rows in datasets.items():
+        for row in rows:
+            if isinstance(row, Mapping):
+                dataset = row.get("dataset") or name
+                keys.setdefault(str(dataset), set()).add(frozenset(row))
+    parts = []
+    for dataset, shapes in keys.items():
+        name = rule_name(dataset, host)
+        chosen: dict[str, str] = {}
+        for _, rule in host.plugin_rules():
+            if not _applies(rule, excluded, run, options) or not host.has_evaluator(rule.evaluator):
+                continue
+            if name in rule.datasets or "*" in rule.datasets:
+                why = f"name {name}" if name in rule.datasets else "every data set"
+                chosen.setdefault(rule.evaluator, why)
+            elif rule.fields and any(set(rule.fields) <= shape for shape in shapes):
+                chosen.setdefault(rule.evaluator, f"fields {'+'.join(rule.fields)}")
+        for evaluator in add:
+            chosen.setdefault(_label(evaluator), "--evaluator")
+        listed = ", ".join(f"{evaluator} ({why})" for evaluator, why in chosen.items())
+        parts.append(f"{dataset}: {listed or 'none'}")
+    return f"evaluators: {'; '.join(parts)}"
+
+
+def _label(evaluator: Any) -> str:
+    return evaluator if isinstance(evaluator, str) else str(getattr(evaluator, "name", evaluator))

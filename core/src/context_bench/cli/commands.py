@@ -11,27 +11,62 @@ from ..errors import UsageError
 from ..plugins import PluginHost
 from ..records import EvalResult
 from .run_options import RunOptions, check_reachable, emit
+from .system_flags import DEST, bind_systems
 
 
 def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
     from ..datasets import load
-    from ..runner import evaluate
     from ..systems import OpenAIProxy
+    from .inputs import Inputs, refuse_input_as_out
 
     options = RunOptions.from_args(args, host)
-    if len(args.name) > len(args.proxy):
-        raise UsageError("more --name than --proxy flags")
-    datasets = {}
+    settings = bind_systems(getattr(args, DEST))
+    refuse_input_as_out(options.out, args.dataset)
+    inputs = Inputs(host, options.max_examples)
     for spec in args.dataset:
-        loaded = load(spec, max_examples=options.max_examples, host=host, kind="rows")
-        datasets[loaded.name] = loaded.rows
+        is_file = Path(spec).is_file()
+        loaded = load(spec, max_examples=None if is_file else options.max_examples, host=host, kind="rows")
+        inputs.add((args.dataset_name or loaded.name) if is_file else loaded.name, loaded.rows, spec)
+    keys_named = any(system.api_key_env for system in settings)
     systems = []
-    for position, url in enumerate(args.proxy):
-        check_reachable(url)
-        default = f"proxy{position + 1}" if len(args.proxy) > 1 else "proxy"
-        name = args.name[position] if position < len(args.name) else default
-        systems.append(OpenAIProxy(url, model=args.model, name=name))
-    return emit(evaluate(systems, datasets, host=host, **options.evaluate_kwargs()), options)
+    for system in settings:
+        try:
+            systems.append(OpenAIProxy(system.url, **system.proxy_kwargs(keys_named=keys_named)))
+        except ValueError as exc:  # an unset key variable: named, its value never shown
+            raise UsageError(f"--proxy {system.url}: {exc}") from None
+    for system in settings:
+        check_reachable(system.url)
+    return _evaluate(systems, inputs, options, host)
+
+
+def _evaluate(systems: list[Any] | None, inputs: Any, options: RunOptions, host: PluginHost) -> int:
+    """Say what was read and how it will be scored (one line each), then run and report."""
+    from ..autowire import describe_wiring
+    from ..runner import Precomputed, evaluate
+
+    for notice in inputs.notices:
+        print(f"context-bench: notice: {notice}", file=sys.stderr)
+    kwargs = options.evaluate_kwargs()
+    line = describe_wiring(
+        host,
+        inputs.datasets,
+        kwargs["options"],
+        explicit=kwargs["evaluators"],
+        add=kwargs["add_evaluators"],
+        exclude=kwargs["exclude_evaluators"],
+    )
+    print(f"context-bench: {line}", file=sys.stderr)
+    if systems is not None:
+        return emit(evaluate(systems, inputs.datasets, host=host, **kwargs), options)
+    by_system: dict[str, dict[str, list[Any]]] = {}
+    for name, rows in inputs.datasets.items():
+        for row in rows:
+            system = str(row.get("system", "responses")) if isinstance(row, dict) else "responses"
+            by_system.setdefault(system, {}).setdefault(name, []).append(row)
+    results = [
+        evaluate(Precomputed(system), parts, host=host, **kwargs) for system, parts in by_system.items()
+    ]
+    return emit(EvalResult.merge(results), options)
 
 
 def sample_path() -> Path:
@@ -40,28 +75,18 @@ def sample_path() -> Path:
 
 def cmd_score(args: argparse.Namespace, host: PluginHost) -> int:
     from ..datasets import read_file
-    from ..runner import Precomputed, evaluate, fewer_collections
+    from ..runner import fewer_collections
+    from .inputs import Inputs, refuse_input_as_out
 
     options = RunOptions.from_args(args, host)
     files = args.files or [str(sample_path())]
+    refuse_input_as_out(options.out, files)
     if not args.files:
         print(f"context-bench: scoring the bundled sample ({files[0]})", file=sys.stderr)
-    datasets: dict[str, list[Any]] = {}
-    limit = options.max_examples
+    inputs = Inputs(host, options.max_examples)
     for file in files:
-        name = args.dataset_name or Path(file).stem
         with fewer_collections():
-            rows = list(read_file(file))
-        datasets.setdefault(name, []).extend(rows[:limit] if limit else rows)
-    by_system: dict[str, dict[str, list[Any]]] = {}
-    for name, rows in datasets.items():
-        for row in rows:
-            system = str(row.get("system", "responses")) if isinstance(row, dict) else "responses"
-            by_system.setdefault(system, {}).setdefault(name, []).append(row)
-    if not by_system:
+            inputs.add(args.dataset_name or Path(file).stem, read_file(file), file)
+    if not any(inputs.datasets.values()):
         raise UsageError(f"no rows to score in {', '.join(files)}")
-    results = [
-        evaluate(Precomputed(system), parts, host=host, **options.evaluate_kwargs())
-        for system, parts in by_system.items()
-    ]
-    return emit(EvalResult.merge(results), options)
+    return _evaluate(None, inputs, options, host)

@@ -38,7 +38,13 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     parser.add_argument(
         "--no-autowire", action="store_true", help="use only the evaluators named with --evaluator"
     )
-    parser.add_argument("-n", "--max-examples", type=int, metavar="N", help="at most N rows per data set")
+    parser.add_argument(
+        "-n",
+        "--max-examples",
+        type=int,
+        metavar="N",
+        help="at most N rows of each data set (per system in scored files), however many files it spans",
+    )
     parser.add_argument(
         "--max-concurrency", type=int, default=8, metavar="N", help="rows in flight (default 8)"
     )
@@ -145,7 +151,10 @@ def check_reachable(url: str, flag: str = "--proxy") -> None:
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(f"{flag} {url}: not an http(s) URL")
-    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:  # a port out of range
+        raise UsageError(f"{flag} {url}: not a usable http(s) URL ({exc})") from None
     try:
         socket.create_connection((parts.hostname, port), timeout=5).close()
     except OSError as exc:
