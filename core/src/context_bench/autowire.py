@@ -203,7 +203,8 @@ def describe_wiring(
     parts = []
     for dataset, shapes in keys.items():
         name = rule_name(dataset, host)
-        chosen: dict[str, str] = {}
+        chosen: dict[str, str] = {}  # in the order Wiring uses: by name, --evaluator, by fields
+        by_fields: dict[str, str] = {}
         for _, rule in host.plugin_rules():
             if not _applies(rule, excluded, run, options) or not host.has_evaluator(rule.evaluator):
                 continue
@@ -211,9 +212,11 @@ def describe_wiring(
                 why = f"name {name}" if name in rule.datasets else "every data set"
                 chosen.setdefault(rule.evaluator, why)
             elif rule.fields and any(set(rule.fields) <= shape for shape in shapes):
-                chosen.setdefault(rule.evaluator, f"fields {'+'.join(rule.fields)}")
+                by_fields.setdefault(rule.evaluator, f"fields {'+'.join(rule.fields)}")
         for evaluator in add:
             chosen.setdefault(_label(evaluator), "--evaluator")
+        for evaluator, why in by_fields.items():
+            chosen.setdefault(evaluator, why)
         listed = ", ".join(f"{evaluator} ({why})" for evaluator, why in chosen.items())
         parts.append(f"{dataset}: {listed or 'none'}")
     return f"evaluators: {'; '.join(parts)}"

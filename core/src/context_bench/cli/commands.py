@@ -5,13 +5,16 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..plugins import PluginHost
 from ..records import EvalResult
 from .run_options import RunOptions, check_reachable, emit
 from .system_flags import DEST, bind_systems
+
+if TYPE_CHECKING:
+    from .inputs import Inputs
 
 
 def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
@@ -39,13 +42,16 @@ def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
     return _evaluate(systems, inputs, options, host)
 
 
-def _evaluate(systems: list[Any] | None, inputs: Any, options: RunOptions, host: PluginHost) -> int:
+def _evaluate(systems: list[Any] | None, inputs: Inputs, options: RunOptions, host: PluginHost) -> int:
     """Say what was read and how it will be scored (one line each), then run and report."""
     from ..autowire import describe_wiring
+    from ..cache import RunCache
     from ..runner import Precomputed, evaluate
 
     for notice in inputs.notices:
         print(f"context-bench: notice: {notice}", file=sys.stderr)
+    if options.cache_dir:  # an unusable cache directory is the one line said, not the second
+        RunCache(options.cache_dir).close()
     kwargs = options.evaluate_kwargs()
     line = describe_wiring(
         host,

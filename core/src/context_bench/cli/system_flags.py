@@ -112,7 +112,7 @@ PER_SYSTEM: tuple[Flag, ...] = (
         "--extra-body",
         "extra_body",
         "JSON",
-        'more fields for the request body, a JSON object (\'{"top_p": 0.9}\')',
+        "more fields for the request body, a JSON object ('{\"top_p\": 0.9}')",
         _json_object,
     ),
     Flag(
