@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pytest
 
@@ -250,3 +251,107 @@ def test_help_documents_the_per_system_flags(capsys):
     for flag in ("--api-key-env", "--extra-body", "--max-retries", "OPENAI_API_KEY", "docs/endpoints.md"):
         assert flag in out
     assert "each data set" in out  # -n counts per data set, however many files it spans
+
+
+def test_a_run_file_lists_each_system_in_full(capsys, server, data, tmp_path, monkeypatch):
+    """--config: every system stated in full, so a setting for one system only is no ambiguity."""
+    monkeypatch.setenv("B_KEY", "sk-bbbbbbbbbbbbbbbb")
+    config = tmp_path / "run.json"
+    config.write_text(
+        json.dumps(
+            {
+                "systems": [
+                    {"proxy": server.url, "name": "a", "model": "tiny", "temperature": 0, "max_tokens": 5},
+                    {"proxy": server.url, "name": "b", "model": "fixed", "api_key_env": "B_KEY"},
+                ]
+            }
+        )
+    )
+    code, out, _ = _run(capsys, server, data, "--config", str(config))
+    assert code == 0 and sorted(row["system"] for row in json.loads(out)["rows"]) == ["a", "b"]
+    sent = {seen.body["model"]: seen for seen in server.seen}
+    assert sent["tiny"].body["temperature"] == 0 and sent["tiny"].body["max_tokens"] == 5
+    assert "temperature" not in sent["fixed"].body
+    assert sent["tiny"].headers.get("authorization") is None
+    assert sent["fixed"].headers.get("authorization") == "Bearer sk-bbbbbbbbbbbbbbbb"
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="tomllib is in Python 3.11+")
+def test_a_run_file_may_be_toml(capsys, server, data, tmp_path):
+    config = tmp_path / "run.toml"
+    config.write_text(
+        f'[[systems]]\nproxy = "{server.url}"\nmodel = "m1"\n\n[[systems]]\nproxy = "{server.url}"\n'
+    )
+    code, out, _ = _run(capsys, server, data, "--config", str(config))
+    assert code == 0 and sorted(b["model"] for b in server.requests) == ["gpt-4o-mini", "m1"]
+    assert sorted(row["system"] for row in json.loads(out)["rows"]) == ["proxy1", "proxy2"]
+
+
+@pytest.mark.parametrize(
+    "content, extra, message",
+    [
+        ({"systems": [{"proxy": "{u}", "api_key": "sk-SECRETVALUE123"}]}, [], "unknown setting 'api_key'"),
+        ({"systems": [{"proxy": "{u}", "name": "x"}, {"proxy": "{u}", "name": "x"}]}, [], "named 'x'"),
+        ({"systems": [{"proxy": "{u}", "temperature": "hot"}]}, [], "temperature must be a number"),
+        ({"systems": [{"proxy": "{u}", "max_tokens": 1.5}]}, [], "max_tokens must be a whole number"),
+        ({"systems": [{"model": "m"}]}, [], 'needs "proxy"'),
+        ({"systems": []}, [], 'expected {"systems"'),
+        ({"systems": [{"proxy": "{u}"}]}, ["--model", "m"], "give --model in the run file"),
+        ({"systems": [{"proxy": "{u}"}]}, ["--proxy", "{u}"], "give --proxy in the run file"),
+    ],
+)
+def test_a_run_file_that_cannot_be_read_one_way_is_refused(
+    capsys, server, data, tmp_path, content, extra, message
+):
+    config = tmp_path / "run.json"
+    config.write_text(json.dumps(content).replace("{u}", server.url))
+    argv = ["--config", str(config), *[flag.replace("{u}", server.url) for flag in extra]]
+    code, _, err = _run(capsys, server, data, *argv)
+    assert code == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert "SECRETVALUE" not in err and server.requests == []
+
+
+def test_without_proxy_or_config_there_is_no_system(capsys, data):
+    code, _, err = run_cli(capsys, "run", "--dataset", data)
+    assert code == 2 and "give at least one --proxy URL (or a run file with --config FILE)" in err
+
+
+def _documented_runs():
+    """Every `context-bench run` command of README.md and docs/endpoints.md, as argv."""
+    import re
+    import shlex
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    for doc in ("README.md", "docs/endpoints.md"):
+        for block in re.findall(r"```sh\n(.*?)```", (root / doc).read_text(), re.S):
+            for command in block.replace("\\\n", " ").splitlines():
+                if command.startswith("context-bench run"):
+                    yield doc, shlex.split(command, comments=True)[1:]
+
+
+@pytest.mark.parametrize("doc, argv", list(_documented_runs()))
+def test_every_documented_run_command_reads_one_way(doc, argv):
+    from context_bench.cli import build_parser
+    from context_bench.cli.system_flags import systems_from_args
+    from context_bench.plugins import get_host
+
+    systems = systems_from_args(build_parser(get_host()).parse_args(argv))
+    assert len({system.name for system in systems}) == len(systems)
+
+
+def test_the_documented_run_file_reads(tmp_path):
+    import re
+    from pathlib import Path
+
+    from context_bench.cli.system_flags import systems_from_file
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "endpoints.md").read_text()
+    (block,) = re.findall(r"```json\n(.*?)```", text, re.S)
+    (tmp_path / "run.json").write_text(block)
+    systems = systems_from_file(str(tmp_path / "run.json"))
+    assert [(s.name, s.model, s.api_key_env) for s in systems] == [
+        ("small", "tiny", None),
+        ("large", "fixed", "LITELLM_KEY"),
+    ]
+    assert systems[1].extra_body == {"top_p": 0.9}

@@ -11,7 +11,7 @@ from ..errors import UsageError
 from ..plugins import PluginHost
 from ..records import EvalResult
 from .run_options import RunOptions, check_reachable, emit
-from .system_flags import DEST, bind_systems
+from .system_flags import systems_from_args
 
 if TYPE_CHECKING:
     from .inputs import Inputs
@@ -23,7 +23,7 @@ def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
     from .inputs import Inputs, refuse_input_as_out
 
     options = RunOptions.from_args(args, host)
-    settings = bind_systems(getattr(args, DEST))
+    settings = systems_from_args(args)
     refuse_input_as_out(options.out, args.dataset)
     inputs = Inputs(host, options.max_examples)
     for spec in args.dataset:

@@ -22,6 +22,7 @@ import argparse
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -197,9 +198,15 @@ def add_system_flags(parser: argparse.ArgumentParser) -> None:
         "--proxy",
         dest="url",
         action=_Record,
-        required=True,
         metavar="URL",
         help="OpenAI-compatible endpoint of a system under test (repeatable: one per system)",
+    )
+    group.add_argument(
+        "--config",
+        metavar="FILE",
+        help='a run file (JSON, or TOML on Python 3.11+) listing the systems instead: {"systems": '
+        '[{"proxy": URL, "name": ..., "model": ..., "api_key_env": ...}, ...]}, keys named like '
+        "the flags above (api_key_env for --api-key-env)",
     )
     for flag in PER_SYSTEM:
         group.add_argument(
@@ -221,7 +228,7 @@ def bind_systems(flags: Sequence[tuple[str, Any]]) -> list[SystemSettings]:
     """The systems a command line names, ``flags`` in command-line order (``("url", URL)`` opens one)."""
     urls = [value for field, value in flags if field == "url"]
     if not urls:
-        raise UsageError("give at least one --proxy URL")
+        raise UsageError("give at least one --proxy URL (or a run file with --config FILE)")
     for url in urls:
         _check_url(url)
     follow: list[dict[str, Any]] = [{} for _ in urls]  # each flag bound to the --proxy before it
@@ -302,3 +309,72 @@ def _check_names(systems: list[SystemSettings]) -> None:
                 f"{system.url}): give each its own --name"
             )
         seen[system.name] = system.url
+
+
+def systems_from_args(args: argparse.Namespace) -> list[SystemSettings]:
+    """The systems of ``run``: from ``--config FILE``, or from ``--proxy`` and the flags bound to it."""
+    flags = getattr(args, DEST)
+    if not args.config:
+        return bind_systems(flags)
+    if flags:
+        option = "--proxy" if any(field == "url" for field, _ in flags) else _BY_FIELD[flags[0][0]].option
+        raise UsageError(f"--config {args.config} lists the systems: give {option} in the run file, not here")
+    return systems_from_file(args.config)
+
+
+def systems_from_file(path: str) -> list[SystemSettings]:
+    """A run file's systems, each stated in full: nothing is bound by position or shared by default."""
+    data = _read_run_file(path)
+    listed = data.get("systems") if isinstance(data, dict) else None
+    if not isinstance(listed, list) or not listed or not all(isinstance(s, dict) for s in listed):
+        raise UsageError(f'{path}: expected {{"systems": [{{"proxy": URL, ...}}, ...]}}')
+    unknown = sorted(set(data) - {"systems"})
+    if unknown:
+        raise UsageError(f'{path}: unknown key {unknown[0]!r} (a run file holds "systems")')
+    systems = []
+    for number, entry in enumerate(listed, start=1):
+        where = f"{path}: system {number}"
+        url = entry.get("proxy")
+        if not isinstance(url, str):
+            raise UsageError(f'{where}: needs "proxy": URL')
+        _check_url(url)
+        settings: dict[str, Any] = {"name": f"proxy{number}" if len(listed) > 1 else "proxy"}
+        for key, value in entry.items():
+            if key == "proxy":
+                continue
+            flag = _BY_FIELD.get(key)
+            if flag is None:  # the value is never shown: a key may have been put there by mistake
+                hint = " (name the key's variable with api_key_env)" if "key" in key.lower() else ""
+                raise UsageError(f"{where}: unknown setting {key!r}{hint}")
+            if flag.type is str and not isinstance(value, str):
+                raise UsageError(f"{where}: {key} must be a string")
+            text = json.dumps(value) if key == "extra_body" or not isinstance(value, str) else value
+            try:
+                settings[key] = flag.type(text)
+            except argparse.ArgumentTypeError as exc:
+                raise UsageError(f"{where}: {key} {exc}") from None
+        systems.append(SystemSettings(url=url, **settings))
+    _check_names(systems)
+    return systems
+
+
+def _read_run_file(path: str) -> Any:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(
+            f"cannot read the run file {path}: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
+    if path.lower().endswith(".toml"):
+        try:
+            import tomllib
+        except ImportError:  # Python 3.10
+            raise UsageError(f"{path}: TOML run files need Python 3.11 or later; write it as JSON") from None
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise UsageError(f"{path}: invalid TOML: {exc}") from None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise UsageError(f"{path}: invalid JSON: {getattr(exc, 'msg', exc)}") from None
