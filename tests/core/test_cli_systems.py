@@ -355,3 +355,26 @@ def test_the_documented_run_file_reads(tmp_path):
         ("large", "fixed", "LITELLM_KEY"),
     ]
     assert systems[1].extra_body == {"top_p": 0.9}
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"max_tokens": 500},
+        {"temperature": 0.7},
+        {"system_prompt": "Be brief."},
+        {"extra_body": {"top_p": 0.5}},
+        {"model": "other"},
+    ],
+)
+def test_every_setting_that_changes_answers_names_its_cache_entries(change):
+    """A re-run with another --max-tokens must not reuse answers cut at the old limit."""
+    from context_bench.identity import identity
+    from context_bench.systems import OpenAIProxy
+
+    base = {"max_tokens": 5, "temperature": 0.0}
+    assert identity(OpenAIProxy("http://127.0.0.1:9", **base)) != identity(
+        OpenAIProxy("http://127.0.0.1:9", **{**base, **change})
+    )
+    keyed = OpenAIProxy("http://127.0.0.1:9", api_key="sk-secret-value-123", **base)
+    assert identity(keyed) == identity(OpenAIProxy("http://127.0.0.1:9", **base))

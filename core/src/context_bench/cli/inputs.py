@@ -38,11 +38,11 @@ class Inputs:
         for row in rows:
             key = ("", name)
             if isinstance(row, dict):
-                row = _from_report(row)
+                _from_report(row)
                 key = (str(row.get("system") or ""), str(row.get("dataset") or name))
                 positions[key] += 1
-                if example_id(row) is None:
-                    row = {**row, "id": str(positions[key])}
+                if example_id(row) is None:  # set in place: a row's own type (and notes) stays
+                    row["id"] = str(positions[key])
                     numbered += 1
             if self.limit is not None and self._taken[key] >= self.limit:
                 continue
@@ -68,15 +68,13 @@ class Inputs:
                     )
 
 
-def _from_report(row: dict[str, Any]) -> dict[str, Any]:
-    """A row of ``run``'s JSONL report, as ``score`` reads it: its ``example_id`` is its id, and a
-    system that gave no response is not scored as if it had answered ``None``."""
-    if "example_id" not in row or "scores" not in row or example_id(row) is not None:
-        return row
-    row = {**row, "id": row["example_id"]}
-    if row.get("response") is None:
-        row.pop("response", None)
-    return row
+def _from_report(row: dict[str, Any]) -> None:
+    """Read a row of ``run``'s JSONL report as ``score`` needs it: its ``example_id`` is its id, and
+    a system that gave no response is not scored as if it had answered ``None``."""
+    if "example_id" in row and "scores" in row and example_id(row) is None:
+        row["id"] = row["example_id"]
+        if row.get("response") is None:
+            row.pop("response", None)
 
 
 def refuse_input_as_out(out: str | None, inputs: Iterable[str]) -> None:
