@@ -9,6 +9,7 @@ import pytest
 
 from context_bench.cli import main
 from context_bench.cli.system_flags import SystemSettings, bind_systems
+from context_bench.errors import UsageError
 from context_bench.testing import FakeServer, last_user_message
 
 
@@ -378,3 +379,12 @@ def test_every_setting_that_changes_answers_names_its_cache_entries(change):
     )
     keyed = OpenAIProxy("http://127.0.0.1:9", api_key="sk-secret-value-123", **base)
     assert identity(keyed) == identity(OpenAIProxy("http://127.0.0.1:9", **base))
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:99999", "http://[::1"])
+def test_an_unusable_endpoint_url_is_one_line_for_any_command(url):
+    """Issue 13 #9: `--relay http://127.0.0.1:99999` (cbench-memory) went through check_reachable too."""
+    from context_bench.cli import check_reachable
+
+    with pytest.raises(UsageError, match="--relay .*not"):
+        check_reachable(url, "--relay")

@@ -148,13 +148,13 @@ def emit(result: EvalResult, options: RunOptions) -> int:
 
 def check_reachable(url: str, flag: str = "--proxy") -> None:
     """Fail fast, in one line, when nothing listens at an endpoint (rather than one error per row)."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:  # a port out of range, an unclosed IPv6 bracket
+        raise UsageError(f"{flag} {url}: not a usable http(s) URL ({exc})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(f"{flag} {url}: not an http(s) URL")
-    try:
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError as exc:  # a port out of range
-        raise UsageError(f"{flag} {url}: not a usable http(s) URL ({exc})") from None
     try:
         socket.create_connection((parts.hostname, port), timeout=5).close()
     except OSError as exc:
