@@ -163,6 +163,7 @@ def test_a_runs_jsonl_rows_are_read_back_by_id(capsys, tmp_path, server):
             "answer": "Paris",
         },
         {"system": "s", "dataset": "qa", "example_id": "8", "scores": {}, "response": None, "answer": "x"},
+        {"system": "s", "dataset": "qa", "id": "9", "example_id": "9", "scores": {}, "response": None},
     ]
     code, out, _ = run_cli(
         capsys, "score", write_rows(tmp_path / "run.jsonl", rows), "--output", "json", "--no-progress"
@@ -170,6 +171,7 @@ def test_a_runs_jsonl_rows_are_read_back_by_id(capsys, tmp_path, server):
     scored = {row["example_id"]: row for row in json.loads(out)["rows"]}
     assert code == 0 and scored["7"]["scores"]["exact_match"] == 1.0
     assert scored["8"]["errors"] and not scored["8"]["scores"]
+    assert scored["9"]["errors"] and not scored["9"]["scores"]  # with its id written out, too
 
 
 def test_the_id_keys_are_the_runners():

@@ -71,10 +71,12 @@ class Inputs:
 def _from_report(row: dict[str, Any]) -> None:
     """Read a row of ``run``'s JSONL report as ``score`` needs it: its ``example_id`` is its id, and
     a system that gave no response is not scored as if it had answered ``None``."""
-    if "example_id" in row and "scores" in row and example_id(row) is None:
+    if "example_id" not in row or "scores" not in row:
+        return
+    if example_id(row) is None:
         row["id"] = row["example_id"]
-        if row.get("response") is None:
-            row.pop("response", None)
+    if row.get("response") is None:
+        row.pop("response", None)
 
 
 def refuse_input_as_out(out: str | None, inputs: Iterable[str]) -> None:
