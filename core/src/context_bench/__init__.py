@@ -1,7 +1,7 @@
 """context-bench: evaluate systems that touch an LLM's context.
 
-Importing this package is cheap: plugins are discovered, and the runner imported, only when first
-used.
+Importing this package is cheap: plugins are discovered, and the runner and the records of a run
+imported, only when first used.
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from .hookspecs import hookimpl
 from .lazy import lazy_getattr
 from .plugins import ENTRY_POINT_GROUP, PLUGIN_API_VERSION
 from .protocols import Evaluator, Metric, System
-from .records import EvalResult, EvalRow, RowError
 from .scores import Scores
 from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec
 
@@ -29,6 +28,9 @@ __version__ = "1.0.0"
 #: ``import *`` works without it).
 _LAZY = {
     "evaluate": ".runner",
+    "EvalResult": ".records",
+    "EvalRow": ".records",
+    "RowError": ".records",
     "evaluate_memory": ("cbench_memory", "cbench-memory"),
     "MemorySystem": ("cbench_memory", "cbench-memory"),
 }

@@ -13,6 +13,14 @@ from .errors import ContextBenchError, UsageError
 from .plugins import KNOWN_PROVIDERS, PluginHost
 from .specs import AutowireRule, resolve
 
+#: What a fields rule needs of a row: for each field, the keys any one of which will do.
+Needs = tuple[frozenset[str], ...]
+
+
+def _needs(fields: Iterable[str]) -> Needs:
+    """``("question|prompt", "answer")``: a question or a prompt, and an answer."""
+    return tuple(frozenset(field.split("|")) for field in fields)
+
 
 def _is_set(value: Any) -> bool:
     return value not in (None, "", False, [], ())
@@ -52,7 +60,7 @@ class Wiring:
     """The evaluators of one data set: those it gets by name, and those it gets per row by fields."""
 
     by_name: list[Any]
-    by_fields: list[tuple[frozenset[str], Any]]
+    by_fields: list[tuple[Needs, Any]]
     _memo: dict[frozenset[str], list[Any]] = attrs.Factory(dict)
 
     def for_row(self, row: Mapping[str, Any]) -> list[Any]:
@@ -63,7 +71,7 @@ class Wiring:
         if chosen is None:
             chosen = list(self.by_name)
             for fields, evaluator in self.by_fields:
-                if fields <= keys and evaluator not in chosen:
+                if all(one_of & keys for one_of in fields) and evaluator not in chosen:
                     chosen.append(evaluator)
             self._memo[keys] = chosen
         return chosen
@@ -107,13 +115,16 @@ class Wirer:
             for plugin, r in self.host.plugin_rules()
             if r.evaluator == spec.name and r.build is not None
         ]
-        plugin, build = builds[0] if builds else ("", None)
-        try:
-            return self._build(spec.name, build, plugin)
-        except ContextBenchError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - the user asked for it: say why it cannot be had
-            raise UsageError(f"cannot build evaluator {evaluator}: {type(exc).__name__}: {exc}") from exc
+        for plugin, build in builds or [("", None)]:  # the first rule whose build gives one for these options
+            try:
+                built = self._build(spec.name, build, plugin)
+            except ContextBenchError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - the user asked for it: say why it cannot be had
+                raise UsageError(f"cannot build evaluator {evaluator}: {type(exc).__name__}: {exc}") from exc
+            if built is not None:
+                return built
+        raise UsageError(f"cannot build evaluator {evaluator}: no rule builds it for this run's options")
 
     def _build(self, name: str, build: Any, plugin: str) -> Any:
         """Built once per run; ``build`` gets the options of the ``plugin`` whose rule names it."""
@@ -154,8 +165,10 @@ class Wirer:
             return Wiring(by_name=list(self._explicit), by_fields=[])
         name = rule_name(dataset, self.host)
         by_name: list[Any] = []
-        by_fields: list[tuple[frozenset[str], Any]] = []
+        by_fields: list[tuple[Needs, Any]] = []
         for plugin, rule in self.host.plugin_rules():
+            if rule.limited_away(name, self.options):
+                continue
             if name in rule.datasets or "*" in rule.datasets:
                 evaluator = self._from_rule(plugin, rule)
                 if evaluator is not None and evaluator not in by_name:
@@ -163,7 +176,7 @@ class Wirer:
             elif rule.fields and self.host.has_evaluator(rule.evaluator):
                 evaluator = self._from_rule(plugin, rule)
                 if evaluator is not None:
-                    by_fields.append((frozenset(rule.fields), evaluator))
+                    by_fields.append((_needs(rule.fields), evaluator))
         suggested = PLUGIN_DATASETS.get(name)
         if suggested and not self.host.has_evaluator(suggested):
             self._hint(suggested, [dataset])

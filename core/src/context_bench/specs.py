@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import attrs
@@ -62,14 +62,18 @@ class AutowireRule:
     """When a data set gets an evaluator without the user naming it.
 
     The rule matches a row when the row's data set name is in ``datasets`` (``"*"`` matches any)
-    or the row carries every key in ``fields``; and, in both cases, only when every run option
+    or the row carries every key in ``fields`` (a field may name alternatives, ``"question|prompt"``:
+    any one of them will do); and, in both cases, only when every run option
     in ``requires`` is set (``("judge_url",)``: a judge only when a judge endpoint is configured)
     and the run is of a kind in ``runs`` (:data:`RUN_KINDS`; empty: every kind).  So a rule says
     itself which runs it serves: a general rating judge declares ``runs=("rows",)`` and stays out
     of memory runs, which are judged by their own evaluators.
     ``build(options) -> evaluator`` constructs it from the run's options (the plugin's own options
     plus the shared ones, see ``cbench_add_options``); without it the evaluator's factory is called
-    with no arguments.
+    with no arguments.  A build may return None: these options leave this rule nothing to wire
+    (a judge whose template needs a reference is built by the rules whose ``fields`` carry one).
+    ``datasets_option`` names a run option listing data sets (``"judge_dataset"``): when it is set,
+    the rule serves only those data sets, by name or by fields.
     """
 
     evaluator: str
@@ -82,10 +86,19 @@ class AutowireRule:
         default=(),
         validator=attrs.validators.deep_iterable(attrs.validators.in_(RUN_KINDS)),
     )
+    datasets_option: str | None = None
 
     def serves(self, run: str) -> bool:
         """Whether this rule applies in a run of kind ``run``."""
         return not self.runs or run in self.runs
+
+    def limited_away(self, dataset: str, options: Mapping[str, Any]) -> bool:
+        """Whether the run option ``datasets_option`` lists data sets and ``dataset`` is not one of them."""
+        chosen = options.get(self.datasets_option) if self.datasets_option else None
+        if not chosen:
+            return False
+        names = [chosen] if isinstance(chosen, str) else chosen
+        return dataset.lower() not in {str(name).lower() for name in names}
 
     def __attrs_post_init__(self) -> None:
         if not self.datasets and not self.fields:

@@ -41,13 +41,14 @@ def test_registers_every_evaluator_lazily() -> None:
     assert out.split() == ["False", "False"]
 
 
-def test_cli_options() -> None:
+def test_cli_options(judge_server) -> None:
+    url = judge_server().url  # a judge URL is taken once something listens there
     parser = argparse.ArgumentParser()
     _host().add_options(parser.add_argument_group("judge"))
     args = parser.parse_args(
         [
             "--judge-url",
-            "http://h:1",
+            url,
             "--judge-model",
             "m",
             "--judge-api-key-env",
@@ -66,7 +67,7 @@ def test_cli_options() -> None:
         args.judge_concurrency,
         args.judge_template,
         args.judge_strict,
-    ) == ("http://h:1", "m", "K", 8, "likert_5", True)
+    ) == (url, "m", "K", 8, "likert_5", True)
     defaults = parser.parse_args([])
     assert defaults.judge_url is None and defaults.judge_template is None
     with pytest.raises(SystemExit):

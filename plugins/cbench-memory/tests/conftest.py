@@ -66,9 +66,15 @@ def _last_answer(prompt: str) -> str:
     return tail.split("\n\n")[0]
 
 
+def is_judge_request(body: dict) -> bool:
+    """The judges ask the relay's own model (as a real relay would be asked), so their prompts, which
+    end in a VERDICT line, tell them apart."""
+    return "VERDICT:" in last_user_message(body)
+
+
 def scripted_reply(body: dict) -> str | Reply:
     prompt = last_user_message(body)
-    if body.get("model") == MEMORY_MODEL:
+    if body.get("model") == MEMORY_MODEL and not is_judge_request(body):
         return Reply(
             text=answer_as_memory_model(prompt),
             usage={"prompt_tokens": len(prompt.split()), "completion_tokens": 3},
@@ -89,6 +95,6 @@ def world():
             server=server,
             url=server.url,
             model=MEMORY_MODEL,
-            memory_requests=lambda: [r for r in server.requests if r.get("model") == MEMORY_MODEL],
-            judge_requests=lambda: [r for r in server.requests if r.get("model") != MEMORY_MODEL],
+            memory_requests=lambda: [r for r in server.requests if not is_judge_request(r)],
+            judge_requests=lambda: [r for r in server.requests if is_judge_request(r)],
         )

@@ -6,6 +6,7 @@ import importlib.util
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 from context_bench.cli import main
@@ -176,8 +178,8 @@ def test_killed_memory_run_resumes_without_loss(tmp_path):
     cache_dir = tmp_path / "cache"
 
     def reply(body):
-        if body["model"] != "gpt-4o-mini":
-            return "VERDICT: YES"  # the judges, at the relay by default
+        if "VERDICT:" in last_user_message(body):
+            return "VERDICT: YES"  # the judges, at the relay (and its model) by default
         question = last_user_message(body).rpartition("Question: ")[2]
         return Reply(text="code " + question.split()[1], delay=0.05)
 
@@ -221,32 +223,77 @@ def test_killed_memory_run_resumes_without_loss(tmp_path):
     result = json.loads(resumed.stdout)
     assert len(result["rows"]) == 30 and not any(r["errors"] for r in result["rows"])
     assert all(r["scores"]["exact_match"] == 1.0 for r in result["rows"])
-    assert len([r for r in fresh if r["model"] == "gpt-4o-mini"]) == 30 - finished  # no answer asked twice
+    asked = [r for r in fresh if "VERDICT:" not in last_user_message(r)]
+    assert len(asked) == 30 - finished  # no answer asked twice
 
 
-def test_the_worked_example_in_the_docs_runs(world, fixtures, tmp_path, monkeypatch, capsys):
-    docs = Path(__file__).parents[3] / "docs" / "memory.md"
-    example = re.search(r"```python\n(# my_memory\.py\n.*?)```", docs.read_text(), re.S)[1]
-    example = example.replace("http://localhost:8080", world.url).replace('"gpt-4o-mini"', repr(world.model))
-    (tmp_path / "my_memory.py").write_text(example)
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.delitem(sys.modules, "my_memory", raising=False)
-    code, report, err = run_json(
-        capsys,
-        "--dataset",
-        str(fixtures / "locomo_mini.json"),
-        "--system",
-        "my_memory:NotesMemory",
-        "--judge-url",
-        world.url,
-    )
-    assert code == 0, err
-    rows = {r["example_id"]: r for r in report["rows"]}
+def _docs_example() -> tuple[str, list[str]]:
+    """docs/memory.md's custom system (``my_memory.py``) and the command line that runs it, as written."""
+    docs = (Path(__file__).parents[3] / "docs" / "memory.md").read_text()
+    module = re.search(r"```python\n(# my_memory\.py\n.*?)```", docs, re.S)[1]
+    console = re.search(r"```console\n\$ (context-bench memory .*?--system my_memory.*?)```", docs, re.S)[1]
+    return module, shlex.split(console.replace("\\\n", " "))
+
+
+def test_the_worked_example_in_the_docs_runs_as_written(world, fixtures, tmp_path):
+    """The example module and command run as the docs show them: from the module's folder, with no
+    PYTHONPATH, sending the key, against the endpoint the environment names."""
+    module, command = _docs_example()
+    (tmp_path / "my_memory.py").write_text(module)
+    secret = "sk-docs-example-0123456789"
+    command = [Path(sys.executable).with_name("context-bench").as_posix(), *command[1:]]
+    command[command.index("--data-file") + 1] = str(fixtures / "locomo_mini.json")
+    command[command.index("--relay") + 1] = world.url
+    command[command.index("--model") + 1] = world.model
+    command += ["--output", "json", "--no-progress"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(MEMORY_LLM_URL=world.url, MEMORY_LLM_MODEL=world.model, OPENAI_API_KEY=secret)
+    done = subprocess.run(command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    rows = {(r["system"], r["example_id"]): r for r in report["rows"]}
     assert not any(r["errors"] for r in rows.values())
-    first = rows["conv-a/0"]
-    assert first["system"] == "notes" and first["response"] == "Biscuit"
+    first = rows[("notes", "conv-a/0")]
+    assert first["response"] == "Biscuit"
     assert first["meta"]["context_tokens"] > 0 and first["input_tokens"] > 0
-    assert len(world.memory_requests()) == 7
+    notes = [s for s in world.server.seen if last_user_message(s.body).startswith("Notes:")]
+    assert len(notes) == 7 and all(s.headers["authorization"] == f"Bearer {secret}" for s in notes)
+    assert secret not in done.stdout + done.stderr
+
+
+def test_the_docs_example_checks_the_http_status(tmp_path, monkeypatch):
+    module, _ = _docs_example()
+    (tmp_path / "my_memory.py").write_text(module)
+    with FakeServer(lambda body: Reply(status=401)) as server:
+        monkeypatch.setenv("MEMORY_LLM_URL", server.url)
+        spec = importlib.util.spec_from_file_location("my_memory_status", tmp_path / "my_memory.py")
+        example = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(example)
+        with pytest.raises(httpx.HTTPStatusError, match="401"):
+            example.NotesMemory().query("Where?")  # a refused request is an error, not an answer
+
+
+def test_the_python_examples_in_the_docs_run(world, fixtures, tmp_path, monkeypatch, capsys):
+    """docs/memory.md's Python blocks, with the endpoint and the data file pointed at the test's."""
+    docs = (Path(__file__).parents[3] / "docs" / "memory.md").read_text()
+    module, _ = _docs_example()
+    (tmp_path / "my_memory.py").write_text(module)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))  # a Python caller imports its own module as usual
+    monkeypatch.delitem(sys.modules, "my_memory", raising=False)
+    monkeypatch.setenv("MEMORY_LLM_URL", world.url)
+    monkeypatch.setenv("MEMORY_LLM_MODEL", world.model)
+    blocks = re.findall(r"```python\n(.*?)```", docs, re.S)
+    run_block = next(b for b in blocks if "evaluate_memory(" in b)
+    run_block = run_block.replace("~/data/locomo10.json", str(fixtures / "locomo_mini.json"))
+    exec(compile(run_block.replace("http://localhost:8080", world.url), "memory.md", "exec"), {})
+    printed = capsys.readouterr().out.splitlines()
+    assert printed[0] == f"{6 / 7} {1 / 7}"  # memory_judge, false_memory: the invented cat is caught
+    assert printed[1:] == ["adversarial 1 0.0", "multi-hop 1 1.0", "single-hop 3 1.0", "temporal 2 1.0"]
+    baselines = next(b for b in blocks if "BM25Memory" in b and "partial" in b)
+    scope: dict = {}
+    exec(compile(baselines.replace("http://localhost:8080", world.url), "memory.md", "exec"), scope)
+    assert len(scope["systems"]) == 2
 
 
 def test_without_cbench_judge_the_run_says_how_to_get_the_judges(world, fixtures, capsys):

@@ -143,6 +143,11 @@ def emit(result: EvalResult, options: RunOptions) -> int:
     if result.rows and all(row.errors for row in result.rows):
         print(f"context-bench: error: none of the {len(result.rows)} rows could be scored", file=sys.stderr)
         return 1
+    failures = result.summary.failures if result.summary else {}
+    dead = sorted(name for name, f in failures.items() if f.count >= f.rows)
+    if dead:  # an evaluator (a judge) that failed on every row it scored gave fallbacks, not verdicts
+        print(f"context-bench: error: {', '.join(dead)} failed on every row it scored", file=sys.stderr)
+        return 1
     return 0
 
 

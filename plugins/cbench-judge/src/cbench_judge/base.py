@@ -7,12 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from context_bench import Scores
-from context_bench.client import RetryPolicy, api_key_from
+from context_bench.client import DEFAULT_KEY_VARIABLE, RetryPolicy, api_key_from
 
 from . import loop
 from .client import JudgeClient, JudgeStats
 from .defaults import DEFAULT_CONCURRENCY, DEFAULT_MODEL
 from .errors import JudgeConfigError, JudgeError, JudgeInputError
+from .redaction import key_variable_problem, public_url
 
 
 def require(row: Mapping[str, Any], key: str, where: str, evaluator: str) -> Any:
@@ -31,6 +32,24 @@ def spelled(value: Any, old: Any, name: str, old_name: str, where: str) -> Any:
     if value is not None:
         raise JudgeConfigError(f"{where}: give {name!r} or its old spelling {old_name!r}, not both")
     return old
+
+
+def resolve_key(api_key: str | None, variable: str | None, where: str) -> tuple[str | None, str | None]:
+    """The key (given, else ``$variable``, else ``$OPENAI_API_KEY``) and the variable it came from
+    (None for a key given as such), for messages; a variable that is unset, or that looks like a key
+    itself, is a :class:`JudgeConfigError` that never shows the value."""
+    if api_key:
+        return api_key, None
+    if variable is not None:
+        problem = key_variable_problem(variable)
+        if problem:
+            raise JudgeConfigError(f"{where}: {problem}")
+    try:
+        key = api_key_from(None, variable)
+    except ValueError as exc:  # names a variable checked above: nothing secret in it
+        raise JudgeConfigError(f"{where}: {exc}") from None
+    name = variable.strip() if variable is not None else DEFAULT_KEY_VARIABLE
+    return key, name if key else None
 
 
 def as_text(value: Any) -> str:
@@ -96,7 +115,7 @@ class BaseJudge:
         url = spelled(url, base_url, "url", "base_url", type(self).__name__)
         if url is None:
             raise JudgeConfigError(f"{type(self).__name__} needs the judge endpoint's url")
-        self.url = url
+        self.url = public_url(url)  # public attributes are configuration: never a password
         self.model = model
         self.api_key_env = api_key_env
         self.timeout = timeout
@@ -104,14 +123,12 @@ class BaseJudge:
         self.retry_base_delay = retry_base_delay
         self.concurrency = concurrency
         self.strict = strict
-        try:
-            key = api_key_from(api_key, api_key_env)
-        except ValueError as exc:
-            raise JudgeConfigError(f"{type(self).__name__}: {exc}") from None
+        key, variable = resolve_key(api_key, api_key_env, type(self).__name__)
         self._client = JudgeClient(
             url,
             model,
             api_key=key,
+            api_key_env=variable,
             timeout=timeout,
             retry=RetryPolicy(max_retries=max_retries, base_delay=retry_base_delay),
             concurrency=concurrency,

@@ -21,6 +21,7 @@ from . import loop
 from .cache import Answer, ResponseCache, request_key
 from .defaults import DEFAULT_CONCURRENCY
 from .errors import JudgeCallError, JudgeConfigError
+from .redaction import mask_secrets, public_url, url_password
 
 log = logging.getLogger("cbench_judge")
 
@@ -62,7 +63,12 @@ class JudgeClient:
         concurrency: int = DEFAULT_CONCURRENCY,
         cache_dir: str | Path | None = None,
         parameters: Mapping[str, Any] | None = None,
+        api_key_env: str | None = None,
     ) -> None:
+        """``api_key_env`` names the variable the key came from, for the message of a refused key."""
+        self._secrets = (api_key, url_password(url))
+        self._key = api_key
+        self.api_key_env = api_key_env if api_key else None
         try:
             self._chat = AsyncChatClient(
                 url,
@@ -75,8 +81,8 @@ class JudgeClient:
                 pools=_pools,
             )
         except ValueError as exc:
-            raise JudgeConfigError(f"judge {exc}") from None
-        self.url = self._chat.url
+            raise JudgeConfigError(self.redact(f"judge {exc}")) from None
+        self.url = public_url(self._chat.url)  # the password stays inside the client, out of caches
         self.model = model
         self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
         self.stats = JudgeStats()
@@ -101,12 +107,32 @@ class JudgeClient:
         except EndpointError as exc:
             self.stats.attempts += exc.attempts
             self.stats.call_errors += 1
-            raise JudgeCallError(exc.reason) from None
+            raise JudgeCallError(self._refused(self.redact(exc.reason))) from None
         self.stats.attempts += completion.attempts
         if completion.usage:
             self.stats.input_tokens += completion.usage.get("input_tokens", 0.0)
             self.stats.output_tokens += completion.usage.get("output_tokens", 0.0)
-        return Answer(content=completion.content, usage=completion.usage, key=key)
+        # A judge may echo the key in its answer: masked before anything reads, reports or caches it.
+        return Answer(content=self.redact(completion.content), usage=completion.usage, key=key)
+
+    def redact(self, text: str) -> str:
+        """``text`` without the key or the URL's password (nor any run of 8 of their characters)."""
+        return mask_secrets(text, self._secrets)
+
+    def _refused(self, reason: str) -> str:
+        """A 401 or 403 (never retried) says whose key the endpoint refused, as the core client's
+        messages do (``HTTP 401: the endpoint refused the key (from $VAR): ...``)."""
+        status = reason[:8]
+        if status not in ("HTTP 401", "HTTP 403") or "refused the key" in reason or "none was sent" in reason:
+            return reason
+        if not self._key:
+            said = "the endpoint wants a key and none was sent"
+        else:
+            said = "the endpoint refused the key" + (
+                f" (from ${self.api_key_env})" if self.api_key_env else ""
+            )
+        rest = reason[8:].removeprefix(":").strip()
+        return f"{status}: {said}" + (f": {rest}" if rest else "")
 
     def store(self, answer: Answer) -> None:
         """Cache a fresh answer once its verdict was read (an unreadable one is asked again next run)."""

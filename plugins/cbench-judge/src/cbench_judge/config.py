@@ -9,11 +9,13 @@ from typing import Any
 
 import attrs
 
-from context_bench.client import RetryPolicy, api_key_from, chat_completions_url
+from context_bench.client import RetryPolicy, chat_completions_url
 
+from .base import resolve_key
 from .client import JudgeClient
 from .defaults import DEFAULT_CONCURRENCY
 from .errors import JudgeConfigError
+from .redaction import key_shaped, looks_like_key, mask_secrets, url_password
 
 #: NeMo's judge config format names three settings its own way; both spellings are read.
 NEMO_SPELLINGS = {"model_id": "model", "api_key": "api_key_env", "parallelism": "concurrency"}
@@ -93,15 +95,27 @@ class JudgeConfig:
             message = exc.args[0] if exc.args and isinstance(exc.args[0], str) else str(exc)
             for name, key in given.items():
                 message = message.replace(f"'{name}'", f"'{key}'")
-            raise JudgeConfigError(f"{where}: {message}") from None
+            raise JudgeConfigError(f"{where}: {_without_secrets(message, mapping)}") from None
         return config
 
-    def resolve_key(self, where: str) -> str | None:
-        """The key's value; a named variable that is unset is a setup error, not a thousand CALL_ERRORs."""
-        try:
-            return api_key_from(None, self.api_key_env)
-        except ValueError as exc:
-            raise JudgeConfigError(f"{where}: {exc}") from None
+    def resolve_key(self, where: str) -> tuple[str | None, str | None]:
+        """The key's value and the variable it came from; a named variable that is unset is a setup error,
+        not a thousand CALL_ERRORs, and one that looks like a key itself is never shown."""
+        return resolve_key(None, self.api_key_env, where)
+
+
+def _without_secrets(message: str, mapping: Mapping[str, Any]) -> str:
+    """A config error never shows a key, whatever field it was put in, nor a URL's password."""
+    secrets = []
+    for key, value in mapping.items():
+        names_a_variable = NEMO_SPELLINGS.get(key, key) == "api_key_env"
+        if isinstance(value, str):
+            if (looks_like_key(value) if names_a_variable else key_shaped(value)) and value.strip():
+                secrets.append(value)
+            secrets.append(url_password(value))
+        elif names_a_variable and value is not None:  # a key given as a number is still a key
+            secrets.append(str(value))
+    return mask_secrets(message, secrets)
 
 
 _clients: dict[tuple[JudgeConfig, str], JudgeClient] = {}
@@ -116,10 +130,12 @@ def client_for(
     with _clients_lock:
         client = _clients.get(key)
         if client is None:
+            api_key, variable = config.resolve_key(where)
             client = _clients[key] = JudgeClient(
                 config.url,
                 config.model,
-                api_key=config.resolve_key(where),
+                api_key=api_key,
+                api_key_env=variable,
                 timeout=config.request_timeout,
                 retry=RetryPolicy(max_retries=config.max_retries),
                 concurrency=config.concurrency,

@@ -71,7 +71,8 @@ class FalseMemoryRate(BaseJudge):
     """Does the answer claim specifics the conversation never mentioned?  ``false_memory`` 1.0 if so.
 
     The judge sees the whole conversation unless ``context_chars`` is set; then it sees the turns
-    most relevant to the question and answer (see :mod:`cbench_judge.context`).  0.0 on failure.
+    most relevant to the question and answer (see :mod:`cbench_judge.context`).  A failed judge gives
+    no ``false_memory`` at all (0.0 would be the best score), only the counted failure.
     """
 
     name = "false_memory_rate"
@@ -96,6 +97,6 @@ class FalseMemoryRate(BaseJudge):
         def read(text: str) -> dict[str, float]:
             return {"false_memory": 1.0 if parse_yes_no(text) else 0.0}
 
-        return await self._ask(
-            _invented_claims(conversation, question, response), read, {"false_memory": 0.0}
-        )
+        # No fallback value: 0.0 would read as "nothing invented", the best score there is.  A failed
+        # call leaves the field out (the row's failure is counted), so it never flatters the rate.
+        return await self._ask(_invented_claims(conversation, question, response), read, {})

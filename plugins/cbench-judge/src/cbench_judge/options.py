@@ -2,10 +2,28 @@
 
 from __future__ import annotations
 
+import argparse
 from typing import Any
 
 from .defaults import DEFAULT_CONCURRENCY, DEFAULT_MODEL
 from .templates import BUILTIN
+
+
+class _ReachableURL(argparse.Action):
+    """Stores the judge URL once something listens there: a dead judge is refused before any row runs
+    (one line, exit 2), like ``--proxy``, rather than failing every row."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        from context_bench.cli import check_reachable
+        from context_bench.errors import UsageError
+
+        from .redaction import public_url
+
+        try:
+            check_reachable(values, option_string or "--judge-url")
+        except UsageError as exc:  # said in one line (exit 2), without the URL's password
+            raise UsageError(str(exc).replace(values, public_url(values))) from None
+        setattr(namespace, self.dest, values)
 
 
 def add_options(group: Any) -> None:
@@ -13,20 +31,30 @@ def add_options(group: Any) -> None:
         "--judge-url",
         dest="judge_url",
         metavar="URL",
+        action=_ReachableURL,
         help="root of an OpenAI-compatible judge endpoint (e.g. http://localhost:8080); "
-        "turns on the judge evaluators",
+        "turns on the judge evaluators (refused at once when nothing listens there)",
     )
     group.add_argument(
         "--judge-model",
         dest="judge_model",
         metavar="MODEL",
-        help=f"judge model (default: {DEFAULT_MODEL})",
+        help=f"judge model (default: the relay's --model when the judge is the memory command's relay, "
+        f"else {DEFAULT_MODEL})",
     )
     group.add_argument(
         "--judge-api-key-env",
         dest="judge_api_key_env",
         metavar="VAR",
-        help="name of the environment variable holding the judge's API key (default: OPENAI_API_KEY if set)",
+        help="NAME of the environment variable holding the judge's API key, sent as a Bearer token "
+        "(default: OPENAI_API_KEY when it is set, else no key); the judge's own, apart from the systems'",
+    )
+    group.add_argument(
+        "--judge-dataset",
+        dest="judge_dataset",
+        action="append",
+        metavar="NAME",
+        help="judge only these data sets (repeatable; default: every data set whose rows a judge can judge)",
     )
     group.add_argument(
         "--judge-concurrency",

@@ -47,27 +47,47 @@ _EVALUATORS = [
 _BUILD = "cbench_judge.wiring:"
 _MEMORY_DATASETS = ("locomo", "longmemeval")
 _MEMORY_FIELDS = ("context", "question", "answer")
+#: What a judge needs of a row: a question (``cbench_judge.rating.QUESTION_KEYS``, any one of them),
+#: and for a template that grades against one, a reference.
+_QUESTION = "question|prompt|instruction|input"
+_REFERENCE = "answer|reference|correct_letter"
+#: ``--judge-dataset NAME`` (repeatable) limits every judge rule to those data sets.
+_LIMIT = "judge_dataset"
+
+
+def _judge_rules(runs: tuple[str, ...], requires: tuple[str, ...]) -> list[AutowireRule]:
+    """The 1-5 rating (or the ``--judge-template`` judge) wherever a row holds what it needs: a
+    question, and a reference too for a template that grades against one (``binary_qa``).  A row
+    without them is not judged, rather than failing."""
+    return [
+        AutowireRule(
+            "LLMJudge",
+            fields=fields,
+            requires=requires,
+            build=_BUILD + build,
+            runs=runs,
+            datasets_option=_LIMIT,
+        )
+        for fields, build in (
+            ((_QUESTION,), "build_open_judge"),
+            ((_QUESTION, _REFERENCE), "build_reference_judge"),
+        )
+    ]
+
 
 _RULES = [
-    # The 1-5 rating (or the --judge-template judge) grades every data set of a rows run once a judge
-    # is configured.  A memory run is judged by MemoryJudge and FalseMemoryRate instead: there, only a
-    # template judge asked for by name applies (``--evaluator LLMJudge`` adds the rating anyway).
-    AutowireRule(
-        "LLMJudge", datasets=("*",), requires=("judge_url",), build=_BUILD + "build_llm_judge", runs=("rows",)
-    ),
-    AutowireRule(
-        "LLMJudge",
-        datasets=("*",),
-        requires=("judge_url", "judge_template"),
-        build=_BUILD + "build_llm_judge",
-        runs=("memory",),
-    ),
+    # Rows runs get the rating once a judge is configured.  A memory run is judged by MemoryJudge and
+    # FalseMemoryRate instead: there, only a template judge asked for by name applies
+    # (``--evaluator LLMJudge`` adds the rating anyway).
+    *_judge_rules(("rows",), ("judge_url",)),
+    *_judge_rules(("memory",), ("judge_url", "judge_template")),
     AutowireRule(
         "MemoryJudge",
         datasets=_MEMORY_DATASETS,
         fields=_MEMORY_FIELDS,
         requires=("judge_url",),
         build=_BUILD + "build_memory_judge",
+        datasets_option=_LIMIT,
     ),
     AutowireRule(
         "FalseMemoryRate",
@@ -75,6 +95,7 @@ _RULES = [
         fields=_MEMORY_FIELDS,
         requires=("judge_url",),
         build=_BUILD + "build_false_memory_rate",
+        datasets_option=_LIMIT,
     ),
 ]
 

@@ -17,7 +17,8 @@ from .base import as_text, spelled, verdict
 from .config import JudgeConfig, client_for
 from .defaults import DEFAULT_MODEL
 from .errors import JudgeConfigError, JudgeError, JudgeInputError
-from .rating import QUESTION_KEYS
+from .rating import QUESTION_KEYS, options_of, reference_of
+from .redaction import public_url
 from .templates import Template, template_for
 
 CALL_ERROR = "CALL_ERROR"
@@ -127,11 +128,13 @@ def _sample(
     if processed.get("response") is None:
         raise JudgeInputError(f"{evaluator}: processed['response'] is missing")
     question = next((original[k] for k in QUESTION_KEYS if original.get(k) not in (None, "")), None)
-    reference = original.get("answer", original.get("reference"))
+    options = options_of(original)
+    if question is not None and options:
+        question = f"{as_text(question)}\n\nOptions:\n{options}"
     return {
         "question": None if question is None else as_text(question),
         "response": as_text(processed["response"]),
-        "reference": None if reference in (None, "") else as_text(reference),
+        "reference": reference_of(original),
         "config": judges,
     }
 
@@ -170,7 +173,10 @@ class _TemplateJudgeBase:
             configs[key] = config
         self._judges = configs
         # public, so the runner's cache key covers the judges (the cache location is not configuration)
-        self.judges = {key: _as_dict(attrs.evolve(c, cache_dir=None)) for key, c in configs.items()}
+        self.judges = {
+            key: _as_dict(attrs.evolve(c, cache_dir=None, url=public_url(c.url)))
+            for key, c in configs.items()
+        }
 
     def score(self, original: dict, processed: dict) -> dict[str, float]:
         return loop.run_sync(self._score(original, processed))

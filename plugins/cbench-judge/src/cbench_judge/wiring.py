@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -12,6 +11,7 @@ from context_bench.errors import UsageError
 from .defaults import DEFAULT_CONCURRENCY, DEFAULT_MODEL
 from .memory import FalseMemoryRate, MemoryJudge
 from .rating import LLMJudge
+from .redaction import key_variable_problem
 from .template_judge import JudgeEvaluator
 from .templates import BUILTIN
 
@@ -22,8 +22,10 @@ def _common(options: Mapping[str, Any]) -> dict[str, Any]:
     if not url:
         raise UsageError("the judge evaluators need --judge-url")
     variable = options.get("judge_api_key_env")
-    if variable and not os.environ.get(variable):
-        raise UsageError(f"--judge-api-key-env names {variable!r}, which is not set in the environment")
+    if variable:
+        problem = key_variable_problem(variable)
+        if problem:
+            raise UsageError(f"--judge-api-key-env: {problem}")
     concurrency = options.get("judge_concurrency") or DEFAULT_CONCURRENCY
     if not isinstance(concurrency, int) or concurrency < 1:
         raise UsageError(f"--judge-concurrency must be a positive integer, got {concurrency!r}")
@@ -38,15 +40,44 @@ def _common(options: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def check_options(options: Mapping[str, Any]) -> None:
+    """Raise the UsageError a judge built from ``options`` would raise (an unset or key-shaped key
+    variable, a bad concurrency or template): for a command that builds its judges late."""
+    _common(options)
+    _template(options)
+
+
+def _template(options: Mapping[str, Any]) -> str | None:
+    template = options.get("judge_template")
+    if template and template not in BUILTIN:
+        raise UsageError(f"--judge-template {template!r}: choose one of {', '.join(sorted(BUILTIN))}")
+    return template or None
+
+
+def needs_reference(options: Mapping[str, Any]) -> bool:
+    """Whether the judge the options ask for grades against a reference answer (``binary_qa``)."""
+    template = _template(options)
+    return template is not None and "reference" in BUILTIN[template].placeholders
+
+
 def build_llm_judge(options: Mapping[str, Any]) -> Any:
     """``LLMJudge``, or the template judge ``--judge-template`` names."""
     common = _common(options)
-    template = options.get("judge_template")
+    template = _template(options)
     if not template:
         return LLMJudge(**common)
-    if template not in BUILTIN:
-        raise UsageError(f"--judge-template {template!r}: choose one of {', '.join(sorted(BUILTIN))}")
     return JudgeEvaluator(template=template, **common)
+
+
+def build_open_judge(options: Mapping[str, Any]) -> Any:
+    """The judge of rows that need only a question: None when the judge asked for needs a reference
+    (the rules that carry a reference build it, so a row without one is not judged at all)."""
+    return None if needs_reference(options) else build_llm_judge(options)
+
+
+def build_reference_judge(options: Mapping[str, Any]) -> Any:
+    """The judge of rows with a question and a reference, when the judge asked for needs one."""
+    return build_llm_judge(options) if needs_reference(options) else None
 
 
 def build_memory_judge(options: Mapping[str, Any]) -> MemoryJudge:

@@ -7,7 +7,10 @@ Added through ``cbench_register_commands``; the shared run flags come from
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
 from typing import Any
 
 from context_bench.cli import RunOptions, add_run_options, check_reachable, emit
@@ -16,8 +19,10 @@ from context_bench.plugins import PluginHost
 
 SYSTEM_HELP = "full-context, bm25, or MODULE:CLASS (a class or zero-argument factory; repeatable)"
 
-#: cbench-judge's option for the judge endpoint: ``--relay`` stands in for it unless given.
+#: cbench-judge's options for the judge endpoint and model: ``--relay`` and ``--model`` stand in
+#: for them unless given (a relay serves the model it was asked for, not the judge's default).
 JUDGE_URL = "judge_url"
+JUDGE_MODEL = "judge_model"
 
 
 def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
@@ -77,12 +82,49 @@ def _systems(args: argparse.Namespace, options: RunOptions) -> list[Any]:
             systems.append(partial(BASELINES[spec], client, **extra))
         elif ":" in spec:
             try:
-                systems.append(resolve(spec))
+                with _cwd_importable():
+                    systems.append(resolve(spec))
             except (ImportError, AttributeError, ValueError) as exc:
                 raise UsageError(f"--system {spec}: cannot load it: {type(exc).__name__}: {exc}") from None
         else:
             raise UsageError(f"--system {spec}: not one of {', '.join(BASELINES)} nor MODULE:CLASS")
     return systems
+
+
+@contextmanager
+def _cwd_importable() -> Iterator[None]:
+    """``--system my_memory:NotesMemory`` finds ``my_memory.py`` in the current folder, as
+    ``python -m`` would, whether the command runs as ``context-bench`` or ``python -m context_bench``."""
+    cwd = os.getcwd()
+    if cwd in sys.path or "" in sys.path:
+        yield
+        return
+    sys.path.insert(0, cwd)
+    try:
+        yield
+    finally:
+        with suppress(ValueError):
+            sys.path.remove(cwd)
+
+
+def _same_endpoint(a: str, b: str) -> bool:
+    from context_bench.client import chat_completions_url
+
+    try:
+        return chat_completions_url(a) == chat_completions_url(b)
+    except ValueError:
+        return False
+
+
+def _judge_setup(args: argparse.Namespace, judged: dict[str, Any]) -> None:
+    """The judge's endpoint and model: the relay's unless told otherwise, and refused up front when
+    nothing listens there (the judges score after every answer is in: too late to find out)."""
+    if not judged.get(JUDGE_URL) and args.relay:
+        judged[JUDGE_URL] = args.relay  # the relay judges too, unless told otherwise
+        check_reachable(args.relay, "--relay")
+    url = judged.get(JUDGE_URL)
+    if url and args.relay and not judged.get(JUDGE_MODEL) and _same_endpoint(url, args.relay):
+        judged[JUDGE_MODEL] = args.model
 
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:
@@ -94,14 +136,18 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     if args.top_k < 1:
         raise UsageError("--top-k must be at least 1")
     judged = options.plugin_options
-    if not judged.get(JUDGE_URL) and args.relay:
-        judged[JUDGE_URL] = args.relay  # the relay judges too, unless told otherwise
+    _judge_setup(args, judged)
     if not judged.get(JUDGE_URL):
         print(
             "context-bench: no judge configured (--judge-url or --relay): scoring by token overlap only",
             file=sys.stderr,
         )
-    elif not host.has_evaluator("MemoryJudge"):
+    elif host.has_evaluator("MemoryJudge"):
+        # the judges are built after every answer is in: a setup mistake must stop the run before
+        from cbench_judge.wiring import check_options
+
+        check_options(judged)
+    else:
         print(
             "context-bench: install cbench-judge to judge the answers (MemoryJudge, FalseMemoryRate): "
             "scoring by token overlap only",
