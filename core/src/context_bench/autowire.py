@@ -22,22 +22,18 @@ def _needs(fields: Iterable[str]) -> Needs:
     return tuple(frozenset(field.split("|")) for field in fields)
 
 
+def _carries(keys: frozenset[str], needs: Needs) -> bool:
+    return all(one_of & keys for one_of in needs)
+
+
 def _is_set(value: Any) -> bool:
     return value not in (None, "", False, [], ())
 
 
-def _applies(rule: AutowireRule, exclude: set[str], run: str, options: Mapping[str, Any]) -> bool:
-    """A rule serves this kind of run, its evaluator is not excluded and the options it needs are set."""
-    if rule.evaluator.lower() in exclude or not rule.serves(run):
-        return False
-    return all(_is_set(options.get(opt)) for opt in rule.requires)
-
-
-def _check_excluded(host: PluginHost, exclude: Iterable[str]) -> None:
-    known = {spec.name.lower() for _, spec in host.evaluator_specs()}
-    for name in exclude:
-        if name.lower() not in known:
-            raise UsageError(f"cannot exclude evaluator {name!r}: no such evaluator is installed")
+def _limited_away(rule: AutowireRule, dataset: str, name: str, options: Mapping[str, Any]) -> bool:
+    """A rule limited to some data sets (``--judge-dataset``) serves one listed by its own name
+    (``gsm8k_test``) or by the name rules know it by (``gsm8k``)."""
+    return rule.limited_away(dataset.lower(), options) and rule.limited_away(name, options)
 
 
 #: Split names a data set file often carries (``gsm8k_test.jsonl``, ``mmlu-dev.jsonl``).
@@ -71,7 +67,7 @@ class Wiring:
         if chosen is None:
             chosen = list(self.by_name)
             for fields, evaluator in self.by_fields:
-                if all(one_of & keys for one_of in fields) and evaluator not in chosen:
+                if _carries(keys, fields) and evaluator not in chosen:
                     chosen.append(evaluator)
             self._memo[keys] = chosen
         return chosen
@@ -103,7 +99,10 @@ class Wirer:
         self._built: dict[Any, Any] = {}
         self._explicit = None if explicit is None else [self._instance(e) for e in explicit]
         self._add = [self._instance(e) for e in add]
-        _check_excluded(host, exclude)
+        known = {spec.name.lower() for _, spec in host.evaluator_specs()}
+        for name in exclude:
+            if name.lower() not in known:
+                raise UsageError(f"cannot exclude evaluator {name!r}: no such evaluator is installed")
 
     def _instance(self, evaluator: Any) -> Any:
         """An evaluator the user named (or passed): built as its rule would build it, from the options."""
@@ -137,7 +136,9 @@ class Wirer:
         return self._built[key]
 
     def _from_rule(self, plugin: str, rule: AutowireRule) -> Any | None:
-        if not _applies(rule, self.exclude, self.run, self.options):
+        if rule.evaluator.lower() in self.exclude or not rule.serves(self.run):
+            return None
+        if not all(_is_set(self.options.get(opt)) for opt in rule.requires):
             return None
         if not self.host.has_evaluator(rule.evaluator):
             self._hint(rule.evaluator, rule.datasets or rule.fields)
@@ -167,7 +168,7 @@ class Wirer:
         by_name: list[Any] = []
         by_fields: list[tuple[Needs, Any]] = []
         for plugin, rule in self.host.plugin_rules():
-            if rule.limited_away(name, self.options):
+            if _limited_away(rule, dataset, name, self.options):
                 continue
             if name in rule.datasets or "*" in rule.datasets:
                 evaluator = self._from_rule(plugin, rule)
@@ -185,55 +186,40 @@ class Wirer:
                 by_name.append(evaluator)
         return Wiring(by_name=by_name, by_fields=by_fields)
 
+    def describe(self, datasets: Mapping[str, Iterable[Any]]) -> str:
+        """One line: the evaluators each data set gets (as :meth:`wire` builds them, so a setup
+        mistake raises first) and why: its name, every data set, ``--evaluator``, or the fields
+        of at least one of its rows.  Rows with a ``dataset`` field count there."""
+        if self._explicit is not None:
+            named = ", ".join(self._label(e) for e in self._explicit) or "none"
+            return f"evaluators (named with --evaluator): {named}"
+        shapes: dict[str, set[frozenset[str]]] = {}
+        for name, rows in datasets.items():
+            for row in rows:
+                if isinstance(row, Mapping):
+                    shapes.setdefault(str(row.get("dataset") or name), set()).add(frozenset(row))
+        parts = []
+        for dataset, keys in shapes.items():
+            wiring, name = self.wire(dataset), rule_name(dataset, self.host)
+            chosen: dict[str, str] = {}
+            for evaluator in wiring.by_name:
+                label = self._label(evaluator)
+                named = any(r.evaluator == label and name in r.datasets for _, r in self.host.plugin_rules())
+                why = (
+                    "--evaluator" if evaluator in self._add else f"name {name}" if named else "every data set"
+                )
+                chosen.setdefault(label, why)
+            for needs, evaluator in wiring.by_fields:
+                if any(_carries(shape, needs) for shape in keys):
+                    fields = "+".join("|".join(sorted(one_of)) for one_of in needs)
+                    chosen.setdefault(self._label(evaluator), f"fields {fields}")
+            listed = ", ".join(f"{label} ({why})" for label, why in chosen.items())
+            parts.append(f"{dataset}: {listed or 'none'}")
+        return f"evaluators: {'; '.join(parts)}"
 
-def describe_wiring(
-    host: PluginHost,
-    datasets: Mapping[str, Iterable[Any]],
-    options: Mapping[str, Any] | None = None,
-    *,
-    explicit: Sequence[Any] | None = None,
-    add: Sequence[Any] = (),
-    exclude: Iterable[str] = (),
-    run: str = "rows",
-) -> str:
-    """One line saying which evaluators each data set gets and why (its name, or its rows' fields),
-    as :class:`Wirer` will choose them; builds nothing.  Rows with a ``dataset`` field count there."""
-    exclude = list(exclude)
-    _check_excluded(host, exclude)
-    for named in [*(explicit or ()), *add]:
-        if isinstance(named, str):
-            host.find_evaluator(named)  # an unknown name: its one-line error, before this line
-    if explicit is not None:
-        return f"evaluators (named with --evaluator): {', '.join(map(_label, explicit)) or 'none'}"
-    options = dict(options or {})
-    excluded = {name.lower() for name in exclude}
-    keys: dict[str, set[frozenset[str]]] = {}
-    for name, rows in datasets.items():
-        for row in rows:
-            if isinstance(row, Mapping):
-                dataset = row.get("dataset") or name
-                keys.setdefault(str(dataset), set()).add(frozenset(row))
-    parts = []
-    for dataset, shapes in keys.items():
-        name = rule_name(dataset, host)
-        chosen: dict[str, str] = {}  # in the order Wiring uses: by name, --evaluator, by fields
-        by_fields: dict[str, str] = {}
-        for _, rule in host.plugin_rules():
-            if not _applies(rule, excluded, run, options) or not host.has_evaluator(rule.evaluator):
-                continue
-            if name in rule.datasets or "*" in rule.datasets:
-                why = f"name {name}" if name in rule.datasets else "every data set"
-                chosen.setdefault(rule.evaluator, why)
-            elif rule.fields and any(set(rule.fields) <= shape for shape in shapes):
-                by_fields.setdefault(rule.evaluator, f"fields {'+'.join(rule.fields)}")
-        for evaluator in add:
-            chosen.setdefault(_label(evaluator), "--evaluator")
-        for evaluator, why in by_fields.items():
-            chosen.setdefault(evaluator, why)
-        listed = ", ".join(f"{evaluator} ({why})" for evaluator, why in chosen.items())
-        parts.append(f"{dataset}: {listed or 'none'}")
-    return f"evaluators: {'; '.join(parts)}"
-
-
-def _label(evaluator: Any) -> str:
-    return evaluator if isinstance(evaluator, str) else str(getattr(evaluator, "name", evaluator))
+    def _label(self, evaluator: Any) -> str:
+        """The name the evaluator is registered under (what the user types), else its own name."""
+        for key, built in self._built.items():
+            if built is evaluator:
+                return str(key[0])
+        return str(getattr(evaluator, "name", type(evaluator).__name__))

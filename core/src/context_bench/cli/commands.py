@@ -44,7 +44,7 @@ def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
 
 def _evaluate(systems: list[Any] | None, inputs: Inputs, options: RunOptions, host: PluginHost) -> int:
     """Say what was read and how it will be scored (one line each), then run and report."""
-    from ..autowire import describe_wiring
+    from ..autowire import Wirer
     from ..cache import RunCache
     from ..runner import Precomputed, evaluate
 
@@ -53,15 +53,16 @@ def _evaluate(systems: list[Any] | None, inputs: Inputs, options: RunOptions, ho
     if options.cache_dir:  # an unusable cache directory is the one line said, not the second
         RunCache(options.cache_dir).close()
     kwargs = options.evaluate_kwargs()
-    line = describe_wiring(
+    # Built as evaluate() will build them, so a setup mistake (an unset key variable) is said
+    # first, in its one line; the evaluators are built again by the run, which is cheap.
+    wirer = Wirer(
         host,
-        inputs.datasets,
-        kwargs["options"],
+        {**kwargs["options"], **({"cache_dir": str(Path(options.cache_dir))} if options.cache_dir else {})},
         explicit=kwargs["evaluators"],
         add=kwargs["add_evaluators"],
         exclude=kwargs["exclude_evaluators"],
     )
-    print(f"context-bench: {line}", file=sys.stderr)
+    print(f"context-bench: {wirer.describe(inputs.datasets)}", file=sys.stderr)
     if systems is not None:
         return emit(evaluate(systems, inputs.datasets, host=host, **kwargs), options)
     by_system: dict[str, dict[str, list[Any]]] = {}
