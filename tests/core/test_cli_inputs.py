@@ -176,3 +176,44 @@ def test_a_runs_jsonl_rows_are_read_back_by_id(capsys, tmp_path, server):
 
 def test_the_id_keys_are_the_runners():
     assert cli_inputs.ID_KEYS is ID_KEYS
+
+
+@pytest.mark.parametrize("listed", ["gsm8k_test", "GSM8K"])
+def test_a_rule_limited_to_data_sets_takes_either_name_of_a_split_file(listed):
+    from context_bench import AutowireRule, EvaluatorSpec, hookimpl
+    from context_bench.autowire import Wirer
+    from context_bench.testing import isolated_host
+
+    class Echo:
+        name = "echo"
+
+        def score(self, original, processed):
+            return {"echoed": 1.0}
+
+    class Plugin:
+        CBENCH_PLUGIN_API = 1
+
+        @hookimpl
+        def cbench_register_evaluators(self, register):
+            register(EvaluatorSpec("Echo", Echo))
+
+        @hookimpl
+        def cbench_register_autowire(self, register):
+            register(AutowireRule("Echo", datasets=("gsm8k",), datasets_option="echo_dataset"))
+
+    host = isolated_host(Plugin())
+    wired = Wirer(host, {"echo_dataset": [listed]}).wire("gsm8k_test").by_name
+    assert [e.name for e in wired] == ["echo"]
+    assert Wirer(host, {"echo_dataset": ["other"]}).wire("gsm8k_test").by_name == []
+
+
+def test_the_wiring_line_says_what_the_user_added_or_named(capsys, tmp_path):
+    data = write_rows(tmp_path / "qa.jsonl", [{"id": "1", "answer": "x", "response": "x"}])
+    _, _, err = run_cli(capsys, "score", data, "--evaluator", "NLILabelMatch", "--no-progress")
+    assert "qa: NLILabelMatch (--evaluator), AnswerQuality (fields answer)" in err, err
+    _, _, err = run_cli(
+        capsys, "score", data, "--no-autowire", "--evaluator", "AnswerQuality", "--no-progress"
+    )
+    assert "evaluators (named with --evaluator): AnswerQuality" in err, err
+    _, _, err = run_cli(capsys, "score", data, "--no-evaluator", "AnswerQuality", "--no-progress")
+    assert "qa: none" in err, err
