@@ -204,9 +204,9 @@ def add_system_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--config",
         metavar="FILE",
-        help='a run file (JSON, or TOML on Python 3.11+) listing the systems instead: {"systems": '
-        '[{"proxy": URL, "name": ..., "model": ..., "api_key_env": ...}, ...]}, keys named like '
-        "the flags above (api_key_env for --api-key-env)",
+        help="a run file (JSON, or TOML on Python 3.11+) listing the systems instead of --proxy: "
+        '{"systems": [{"proxy": URL, "model": ..., "api_key_env": ...}, ...]}, each setting named '
+        "like its flag below with underscores (see docs/endpoints.md)",
     )
     for flag in PER_SYSTEM:
         group.add_argument(
