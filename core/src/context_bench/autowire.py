@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -21,8 +22,33 @@ def _needs(fields: Iterable[str]) -> Needs:
     return tuple(frozenset(field.split("|")) for field in fields)
 
 
+def _carries(keys: frozenset[str], needs: Needs) -> bool:
+    return all(one_of & keys for one_of in needs)
+
+
 def _is_set(value: Any) -> bool:
     return value not in (None, "", False, [], ())
+
+
+def _limited_away(rule: AutowireRule, dataset: str, name: str, options: Mapping[str, Any]) -> bool:
+    """A rule limited to some data sets (``--judge-dataset``) serves one listed by its own name
+    (``gsm8k_test``) or by the name rules know it by (``gsm8k``)."""
+    return rule.limited_away(dataset.lower(), options) and rule.limited_away(name, options)
+
+
+#: Split names a data set file often carries (``gsm8k_test.jsonl``, ``mmlu-dev.jsonl``).
+_SPLIT = re.compile(r"^(?P<base>.+?)[_.-](?:train|test|dev|val|valid|validation|eval|evaluation)$")
+
+
+def rule_name(dataset: str, host: PluginHost) -> str:
+    """The name rules know ``dataset`` by: itself, or without a split suffix when that is a known
+    data set (``gsm8k_test`` -> ``gsm8k``; ``my_test`` stays itself)."""
+    name = dataset.lower()
+    match = _SPLIT.match(name)
+    if match is None:
+        return name
+    known = set(PLUGIN_DATASETS).union(*(rule.datasets for _, rule in host.plugin_rules()))
+    return match["base"] if name not in known and match["base"] in known else name
 
 
 @attrs.define
@@ -41,7 +67,7 @@ class Wiring:
         if chosen is None:
             chosen = list(self.by_name)
             for fields, evaluator in self.by_fields:
-                if all(one_of & keys for one_of in fields) and evaluator not in chosen:
+                if _carries(keys, fields) and evaluator not in chosen:
                     chosen.append(evaluator)
             self._memo[keys] = chosen
         return chosen
@@ -147,11 +173,11 @@ class Wirer:
     def wire(self, dataset: str) -> Wiring:
         if self._explicit is not None:
             return Wiring(by_name=list(self._explicit), by_fields=[])
-        name = dataset.lower()
+        name = rule_name(dataset, self.host)
         by_name: list[Any] = []
         by_fields: list[tuple[Needs, Any]] = []
         for plugin, rule in self.host.plugin_rules():
-            if rule.limited_away(name, self.options):
+            if _limited_away(rule, dataset, name, self.options):
                 continue
             if name in rule.datasets or "*" in rule.datasets:
                 evaluator = self._from_rule(plugin, rule)
@@ -168,3 +194,41 @@ class Wirer:
             if evaluator not in by_name:
                 by_name.append(evaluator)
         return Wiring(by_name=by_name, by_fields=by_fields)
+
+    def describe(self, datasets: Mapping[str, Iterable[Any]]) -> str:
+        """One line: the evaluators each data set gets (as :meth:`wire` builds them, so a setup
+        mistake raises first) and why: its name, every data set, ``--evaluator``, or the fields
+        of at least one of its rows.  Rows with a ``dataset`` field count there."""
+        if self._explicit is not None:
+            named = ", ".join(self._label(e) for e in self._explicit) or "none"
+            return f"evaluators (named with --evaluator): {named}"
+        shapes: dict[str, set[frozenset[str]]] = {}
+        for name, rows in datasets.items():
+            for row in rows:
+                if isinstance(row, Mapping):
+                    shapes.setdefault(str(row.get("dataset") or name), set()).add(frozenset(row))
+        parts = []
+        for dataset, keys in shapes.items():
+            wiring, name = self.wire(dataset), rule_name(dataset, self.host)
+            chosen: dict[str, str] = {}
+            for evaluator in wiring.by_name:
+                label = self._label(evaluator)
+                named = any(r.evaluator == label and name in r.datasets for _, r in self.host.plugin_rules())
+                why = (
+                    "--evaluator" if evaluator in self._add else f"name {name}" if named else "every data set"
+                )
+                chosen.setdefault(label, why)
+            for needs, evaluator in wiring.by_fields:
+                if any(_carries(shape, needs) for shape in keys):
+                    fields = "+".join("|".join(sorted(one_of)) for one_of in needs)
+                    chosen.setdefault(self._label(evaluator), f"fields {fields}")
+            listed = ", ".join(f"{label} ({why})" for label, why in chosen.items())
+            parts.append(f"{dataset}: {listed or 'none'}")
+        return f"evaluators: {'; '.join(parts)}"
+
+    def _label(self, evaluator: Any) -> str:
+        """The name the evaluator is registered under (what the user types), else its own name."""
+        for key, built in self._built.items():
+            if built is evaluator:
+                return str(key[0])
+        return str(getattr(evaluator, "name", type(evaluator).__name__))

@@ -37,6 +37,8 @@ _Seen = tuple[int, ...]  # ids of the containers being described, to stop at a c
 
 def _is_secret(name: str) -> bool:
     lowered = name.lower()
+    if lowered.startswith(("max_", "min_")) and lowered.endswith("tokens"):  # max_tokens: a count
+        return False
     return any(word in lowered for word in _SECRET_WORDS)
 
 

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import os
+import re
 import threading
 from collections.abc import Mapping
 from typing import Any
 
-from .client import ChatClient, EndpointError, RetryPolicy, api_key_from, chat_completions_url
+from .client import (
+    DEFAULT_KEY_VARIABLE,
+    ChatClient,
+    EndpointError,
+    RetryPolicy,
+    api_key_from,
+    chat_completions_url,
+)
 
-__all__ = ["EndpointError", "OpenAIProxy", "build_messages"]
+__all__ = ["EndpointError", "OpenAIProxy", "build_messages", "check_key_variable"]
 
 
 def build_messages(example: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -36,8 +45,14 @@ class OpenAIProxy:
     Blocking calls of :class:`~context_bench.client.ChatClient` (pooled, at most ``max_connections``
     in flight): the runner runs them in its worker threads.  Its retry policy, with a shorter
     backoff than the judges' (0.5 s doubling to 8 s, ``Retry-After`` capped at 30 s), raises
-    :class:`EndpointError` once ``max_retries`` are spent.  The API key (``api_key`` or
-    ``$OPENAI_API_KEY``) is sent, never stored in the configuration that names cache entries.
+    :class:`EndpointError` once ``max_retries`` are spent.
+
+    The key is ``api_key``, else the value of the environment variable ``api_key_env``: the default,
+    ``$OPENAI_API_KEY``, is sent when it is set; any other variable must be set (a ValueError
+    naming it, never a value); ``api_key_env=None`` sends no key.  It is read when the first
+    request is made and never stored in the configuration that names cache entries.
+    ``temperature`` and ``max_tokens`` are sent only when set (some reasoning models refuse them);
+    ``extra_body`` adds fields to every request body and ``system_prompt`` a system message first.
     """
 
     def __init__(
@@ -47,8 +62,11 @@ class OpenAIProxy:
         *,
         name: str | None = None,
         api_key: str | None = None,
+        api_key_env: str | None = DEFAULT_KEY_VARIABLE,
+        system_prompt: str | None = None,
+        extra_body: Mapping[str, Any] | None = None,
         timeout: float = 60.0,
-        temperature: float = 0.0,
+        temperature: float | None = None,
         max_tokens: int | None = None,
         max_retries: int = 2,
         max_connections: int = 64,
@@ -57,22 +75,35 @@ class OpenAIProxy:
         self.url = chat_completions_url(base_url)
         self.model = model
         self.name = name or "proxy"
+        self.api_key_env = api_key_env
+        self.system_prompt = system_prompt
+        self.extra_body = dict(extra_body or {})
+        reserved = sorted({"model", "messages"} & set(self.extra_body))
+        if reserved:
+            raise ValueError(f"extra_body may not set {', '.join(reserved)}")
         self.timeout = timeout
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.max_retries = max_retries
         self.max_connections = max_connections
         self._api_key = api_key
+        if not api_key and api_key_env not in (None, DEFAULT_KEY_VARIABLE):
+            check_key_variable(api_key_env)
         self._client: ChatClient | None = None
         self._lock = threading.Lock()
 
     def config(self) -> dict[str, Any]:
-        return {
+        config = {
             "url": self.url,
             "model": self.model,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
         }
+        if self.system_prompt is not None:
+            config["system_prompt"] = self.system_prompt
+        if self.extra_body:
+            config["extra_body"] = self.extra_body
+        return config
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -84,22 +115,57 @@ class OpenAIProxy:
         self.__dict__.update(state)
         self._lock = threading.Lock()
 
+    def _key(self) -> str | None:
+        if self._api_key or self.api_key_env is None:
+            return self._api_key or None
+        if self.api_key_env == DEFAULT_KEY_VARIABLE:
+            return api_key_from()
+        return api_key_from(variable=check_key_variable(self.api_key_env))
+
     def _http(self) -> ChatClient:
         with self._lock:
             if self._client is None:
+                parameters = {**self.extra_body}
+                for field, value in (("temperature", self.temperature), ("max_tokens", self.max_tokens)):
+                    if value is not None:
+                        parameters[field] = value
                 self._client = ChatClient(
                     self.url,
                     self.model,
-                    api_key=api_key_from(self._api_key),
+                    api_key=self._key(),
                     timeout=self.timeout,
                     retry=RetryPolicy(
                         max_retries=self.max_retries, base_delay=0.5, max_delay=8.0, max_retry_after=30.0
                     ),
                     concurrency=self.max_connections,
-                    parameters={"temperature": self.temperature, "max_tokens": self.max_tokens or None},
+                    parameters=parameters,
                 )
             return self._client
 
     def process(self, example: dict) -> dict:
-        completion = self._http().complete(build_messages(example))
+        messages = build_messages(example)
+        if self.system_prompt is not None:
+            messages = [{"role": "system", "content": self.system_prompt}, *messages]
+        completion = self._http().complete(messages)
         return {"response": completion.content, **(completion.usage or {})}
+
+
+#: What an environment variable's name looks like by convention; anything else is not echoed.
+_VARIABLE_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
+
+
+def check_key_variable(variable: str) -> str:
+    """``variable`` when it names a set environment variable; else a ValueError that names it only
+    when it looks like a variable name (a key pasted in its place is never echoed)."""
+    shown = f"${variable}" if isinstance(variable, str) and _VARIABLE_NAME.fullmatch(variable) else None
+    if not isinstance(variable, str) or not variable.strip():
+        raise ValueError("the API key variable name must be a non-empty string")
+    if shown is None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", variable):
+        raise ValueError(
+            "the API key variable must be the NAME of an environment variable, such as "
+            "PROXY_API_KEY (what was given is not shown: it may be the key itself)"
+        )
+    if not os.environ.get(variable):
+        what = shown or "the API key variable given (its name is not shown: it may be a key)"
+        raise ValueError(f"{what} is not set in the environment")
+    return variable

@@ -15,16 +15,21 @@ from ..plugins import PluginHost, PluginWarning, set_host
 from ..specs import resolve
 from . import commands, listings
 from .run_options import add_run_options
+from .system_flags import add_system_flags
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, exit 2, like every other user mistake
-        raise UsageError(f"{self.prog}: {message}")
+        command = self.prog.removeprefix(PROG).strip()  # main() prints the program's name once
+        raise UsageError(f"{command}: {message}" if command else message)
+
+
+PROG = "context-bench"
 
 
 def build_parser(host: PluginHost) -> argparse.ArgumentParser:
     """The whole command line: ``run``, ``score``, the listings, and every plugin's commands."""
-    parser = _Parser(prog="context-bench", description="Evaluate systems that touch an LLM's context.")
+    parser = _Parser(prog=PROG, description="Evaluate systems that touch an LLM's context.")
     parser.add_argument("--version", action="version", version=f"context-bench {__version__}")
     parser.add_argument(
         "-p",
@@ -37,23 +42,12 @@ def build_parser(host: PluginHost) -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     run = sub.add_parser(
-        "run", help="run systems (OpenAI-compatible endpoints) over data sets and score them"
+        "run",
+        help="run systems (OpenAI-compatible endpoints) over data sets and score them",
+        description="Run systems (OpenAI-compatible endpoints) over data sets and score them.  "
+        "See docs/endpoints.md for LiteLLM, vLLM and OpenAI, and how keys are passed.",
     )
-    run.add_argument(
-        "--proxy",
-        action="append",
-        default=[],
-        metavar="URL",
-        required=True,
-        help="OpenAI-compatible endpoint of a system under test (repeatable)",
-    )
-    run.add_argument(
-        "--name",
-        action="append",
-        default=[],
-        metavar="NAME",
-        help="name of the matching --proxy (repeatable, in the same order)",
-    )
+    add_system_flags(run)
     run.add_argument(
         "--dataset",
         action="append",
@@ -62,7 +56,12 @@ def build_parser(host: PluginHost) -> argparse.ArgumentParser:
         metavar="NAME|PATH",
         help="registered data set name or a JSONL/JSON/CSV file (repeatable)",
     )
-    run.add_argument("--model", default="gpt-4o-mini", help="model name sent to the endpoints")
+    run.add_argument(
+        "--dataset-name",
+        metavar="NAME",
+        help="data set name of the files given with --dataset, for auto-wiring (rows with a "
+        "'dataset' field keep theirs)",
+    )
     add_run_options(run, host)
     run.set_defaults(handler=commands.cmd_run)
 
@@ -133,7 +132,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
         except ContextBenchError as exc:
-            print(f"context-bench: error: {exc}", file=sys.stderr)
+            print(f"{PROG}: error: {_without_prefix(str(exc))}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print(
@@ -141,6 +140,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 file=sys.stderr,
             )
             return 130
+
+
+def _without_prefix(message: str) -> str:
+    """A message that already starts with the program's name (a plugin's, say) does not repeat it."""
+    for prefix in (f"{PROG}: error: ", f"{PROG}: "):
+        if message.startswith(prefix):
+            return message[len(prefix) :]
+    return message
 
 
 def _command(argv: list[str]) -> int:

@@ -5,33 +5,75 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..plugins import PluginHost
 from ..records import EvalResult
 from .run_options import RunOptions, check_reachable, emit
+from .system_flags import systems_from_args
+
+if TYPE_CHECKING:
+    from .inputs import Inputs
 
 
 def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
     from ..datasets import load
-    from ..runner import evaluate
     from ..systems import OpenAIProxy
+    from .inputs import Inputs, refuse_input_as_out
 
     options = RunOptions.from_args(args, host)
-    if len(args.name) > len(args.proxy):
-        raise UsageError("more --name than --proxy flags")
-    datasets = {}
+    settings = systems_from_args(args)
+    refuse_input_as_out(options.out, args.dataset)
+    inputs = Inputs(host, options.max_examples)
     for spec in args.dataset:
-        loaded = load(spec, max_examples=options.max_examples, host=host, kind="rows")
-        datasets[loaded.name] = loaded.rows
+        is_file = Path(spec).is_file()
+        loaded = load(spec, max_examples=None if is_file else options.max_examples, host=host, kind="rows")
+        inputs.add((args.dataset_name or loaded.name) if is_file else loaded.name, loaded.rows, spec)
+    keys_named = any(system.api_key_env for system in settings)
     systems = []
-    for position, url in enumerate(args.proxy):
-        check_reachable(url)
-        default = f"proxy{position + 1}" if len(args.proxy) > 1 else "proxy"
-        name = args.name[position] if position < len(args.name) else default
-        systems.append(OpenAIProxy(url, model=args.model, name=name))
-    return emit(evaluate(systems, datasets, host=host, **options.evaluate_kwargs()), options)
+    for system in settings:
+        try:
+            systems.append(OpenAIProxy(system.url, **system.proxy_kwargs(keys_named=keys_named)))
+        except ValueError as exc:  # an unset key variable: named, its value never shown
+            raise UsageError(f"--proxy {system.url}: {exc}") from None
+    for system in settings:
+        check_reachable(system.url)
+    return _evaluate(systems, inputs, options, host)
+
+
+def _evaluate(systems: list[Any] | None, inputs: Inputs, options: RunOptions, host: PluginHost) -> int:
+    """Say what was read and how it will be scored (one line each), then run and report."""
+    from ..autowire import Wirer
+    from ..cache import RunCache
+    from ..runner import Precomputed, evaluate
+
+    for notice in inputs.notices:
+        print(f"context-bench: notice: {notice}", file=sys.stderr)
+    if options.cache_dir:  # an unusable cache directory is the one line said, not the second
+        RunCache(options.cache_dir).close()
+    kwargs = options.evaluate_kwargs()
+    # Built as evaluate() will build them, so a setup mistake (an unset key variable) is said
+    # first, in its one line; the evaluators are built again by the run, which is cheap.
+    wirer = Wirer(
+        host,
+        {**kwargs["options"], **({"cache_dir": str(Path(options.cache_dir))} if options.cache_dir else {})},
+        explicit=kwargs["evaluators"],
+        add=kwargs["add_evaluators"],
+        exclude=kwargs["exclude_evaluators"],
+    )
+    print(f"context-bench: {wirer.describe(inputs.datasets)}", file=sys.stderr)
+    if systems is not None:
+        return emit(evaluate(systems, inputs.datasets, host=host, **kwargs), options)
+    by_system: dict[str, dict[str, list[Any]]] = {}
+    for name, rows in inputs.datasets.items():
+        for row in rows:
+            system = str(row.get("system", "responses")) if isinstance(row, dict) else "responses"
+            by_system.setdefault(system, {}).setdefault(name, []).append(row)
+    results = [
+        evaluate(Precomputed(system), parts, host=host, **kwargs) for system, parts in by_system.items()
+    ]
+    return emit(EvalResult.merge(results), options)
 
 
 def sample_path() -> Path:
@@ -40,28 +82,18 @@ def sample_path() -> Path:
 
 def cmd_score(args: argparse.Namespace, host: PluginHost) -> int:
     from ..datasets import read_file
-    from ..runner import Precomputed, evaluate, fewer_collections
+    from ..runner import fewer_collections
+    from .inputs import Inputs, refuse_input_as_out
 
     options = RunOptions.from_args(args, host)
     files = args.files or [str(sample_path())]
+    refuse_input_as_out(options.out, files)
     if not args.files:
         print(f"context-bench: scoring the bundled sample ({files[0]})", file=sys.stderr)
-    datasets: dict[str, list[Any]] = {}
-    limit = options.max_examples
+    inputs = Inputs(host, options.max_examples)
     for file in files:
-        name = args.dataset_name or Path(file).stem
         with fewer_collections():
-            rows = list(read_file(file))
-        datasets.setdefault(name, []).extend(rows[:limit] if limit else rows)
-    by_system: dict[str, dict[str, list[Any]]] = {}
-    for name, rows in datasets.items():
-        for row in rows:
-            system = str(row.get("system", "responses")) if isinstance(row, dict) else "responses"
-            by_system.setdefault(system, {}).setdefault(name, []).append(row)
-    if not by_system:
+            inputs.add(args.dataset_name or Path(file).stem, read_file(file), file)
+    if not any(inputs.datasets.values()):
         raise UsageError(f"no rows to score in {', '.join(files)}")
-    results = [
-        evaluate(Precomputed(system), parts, host=host, **options.evaluate_kwargs())
-        for system, parts in by_system.items()
-    ]
-    return emit(EvalResult.merge(results), options)
+    return _evaluate(None, inputs, options, host)

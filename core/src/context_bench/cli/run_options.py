@@ -38,7 +38,13 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     parser.add_argument(
         "--no-autowire", action="store_true", help="use only the evaluators named with --evaluator"
     )
-    parser.add_argument("-n", "--max-examples", type=int, metavar="N", help="at most N rows per data set")
+    parser.add_argument(
+        "-n",
+        "--max-examples",
+        type=int,
+        metavar="N",
+        help="at most N rows of each data set (per system in scored files), however many files it spans",
+    )
     parser.add_argument(
         "--max-concurrency", type=int, default=8, metavar="N", help="rows in flight (default 8)"
     )
@@ -192,10 +198,13 @@ def _metadata() -> dict[str, Any]:
 
 def check_reachable(url: str, flag: str = "--proxy") -> None:
     """Fail fast, in one line, when nothing listens at an endpoint (rather than one error per row)."""
-    parts = urlsplit(url)
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError as exc:  # a port out of range, an unclosed IPv6 bracket
+        raise UsageError(f"{flag} {url}: not a usable http(s) URL ({exc})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise UsageError(f"{flag} {url}: not an http(s) URL")
-    port = parts.port or (443 if parts.scheme == "https" else 80)
     try:
         socket.create_connection((parts.hostname, port), timeout=5).close()
     except OSError as exc:

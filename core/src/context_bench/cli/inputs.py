@@ -1,0 +1,90 @@
+"""The rows ``run`` and ``score`` read: ``-n`` per data set, rows numbered when they have no id,
+a run's own JSONL report read back, and files that belong to another command refused up front."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..plugins import PluginHost
+from ..runner import ID_KEYS, example_id
+
+#: Fields that give away a memory benchmark's file: (what it is, fields its records carry).
+_MEMORY_FILES = (
+    ("LoCoMo", frozenset({"conversation", "qa"})),
+    ("LongMemEval", frozenset({"haystack_sessions"})),
+)
+
+
+class Inputs:
+    """Data sets by name, filled file by file: at most ``limit`` rows of each data set (and
+    system, for rows that carry one), however many files it is spread over."""
+
+    def __init__(self, host: PluginHost, limit: int | None = None) -> None:
+        self.host = host
+        self.limit = limit
+        self.datasets: dict[str, list[Any]] = {}
+        self.notices: list[str] = []
+        self._taken: Counter[tuple[str, str]] = Counter()
+
+    def add(self, name: str, rows: Iterable[Any], source: str) -> None:
+        rows = list(rows)
+        self._refuse_memory_file(rows, source)
+        numbered = 0
+        positions: Counter[tuple[str, str]] = Counter()
+        for row in rows:
+            key = ("", name)
+            if isinstance(row, dict):
+                _from_report(row)
+                key = (str(row.get("system") or ""), str(row.get("dataset") or name))
+                positions[key] += 1
+                if example_id(row) is None:  # set in place: a row's own type (and notes) stays
+                    row["id"] = str(positions[key])
+                    numbered += 1
+            if self.limit is not None and self._taken[key] >= self.limit:
+                continue
+            self._taken[key] += 1
+            self.datasets.setdefault(name, []).append(row)
+        if numbered:
+            self.notices.append(
+                f"{numbered} rows of {source} have no 'id' (nor {', '.join(ID_KEYS[1:])}): "
+                "numbered by their position (1, 2, ...), which holds while the file does not change"
+            )
+
+    def _refuse_memory_file(self, rows: Sequence[Any], source: str) -> None:
+        for row in rows[:3]:
+            if not isinstance(row, Mapping):
+                continue
+            for benchmark, fields in _MEMORY_FILES:
+                if fields <= row.keys():
+                    have = any(command.name == "memory" for _, command in self.host.commands())
+                    install = "" if have else " (after pip install cbench-memory)"
+                    raise UsageError(
+                        f"{source} looks like a {benchmark} file (records with {', '.join(sorted(fields))}): "
+                        f"score memory systems on it with `context-bench memory --dataset {source}`{install}"
+                    )
+
+
+def _from_report(row: dict[str, Any]) -> None:
+    """Read a row of ``run``'s JSONL report as ``score`` needs it: its ``example_id`` is its id, and
+    a system that gave no response is not scored as if it had answered ``None``."""
+    if "example_id" not in row or "scores" not in row:
+        return
+    if example_id(row) is None:
+        row["id"] = row["example_id"]
+    if row.get("response") is None:
+        row.pop("response", None)
+
+
+def refuse_input_as_out(out: str | None, inputs: Iterable[str]) -> None:
+    """``--out`` naming a file the command reads would overwrite the data set: refuse before running."""
+    if not out:
+        return
+    target = Path(out).resolve()
+    for spec in inputs:
+        path = Path(spec)
+        if path.is_file() and path.resolve() == target:
+            raise UsageError(f"--out {out} is an input file of this command: write the report elsewhere")

@@ -1,0 +1,380 @@
+"""``run``'s systems from its command line: every per-system flag binds to the ``--proxy`` it follows.
+
+Comparing two models through one proxy is the main use of a proxy, so a setting that silently
+applied to the wrong system (the last ``--model`` winning for all) would give identical, wrong
+scores.  The rules, each checked before any row runs:
+
+- a per-system flag after a ``--proxy`` is that system's; one before the first ``--proxy`` is the
+  default of every system that does not set its own;
+- a flag given twice for one system (or twice before the first ``--proxy``) is refused;
+- with several systems, a setting given for some of them must be given for all, or once before
+  the first ``--proxy`` (otherwise the rest would quietly fall back to a built-in default); only
+  ``--api-key-env`` may be partial: a system without one then sends no key;
+- a command line that also reads as "each flag precedes its ``--proxy``" with another outcome
+  (``--model a --proxy A --model b --proxy B``) is refused as ambiguous;
+- ``--name`` has one more reading, the one earlier releases documented: with every ``--name``
+  after the last ``--proxy`` and as many names as proxies, they name the proxies in order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import attrs
+
+from ..errors import UsageError
+
+DEFAULT_MODEL = "gpt-4o-mini"
+#: The namespace attribute the flags below append to, in command-line order.
+DEST = "system_flags"
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError
+    return value
+
+
+def _non_negative_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise ValueError
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise ValueError
+    return value
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        raise argparse.ArgumentTypeError("not valid JSON") from None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError("must be a JSON object ({...})")
+    reserved = sorted({"model", "messages"} & set(value))
+    if reserved:
+        raise argparse.ArgumentTypeError(f"may not set {', '.join(reserved)} (use --model, the data set)")
+    return value
+
+
+def _typed(convert: Callable[[str], Any], what: str) -> Callable[[str], Any]:
+    def check(text: str) -> Any:
+        try:
+            return convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what} (got {text!r})") from None
+
+    check.__name__ = what  # argparse names the type in its own messages
+    return check
+
+
+@attrs.frozen
+class Flag:
+    """One per-system flag: its option string, the ``SystemSettings`` field it sets, how it reads."""
+
+    option: str
+    field: str
+    metavar: str
+    help: str
+    type: Callable[[str], Any] = str
+
+
+PER_SYSTEM: tuple[Flag, ...] = (
+    Flag("--name", "name", "NAME", "the system's name in reports (default proxy, proxy1, proxy2, ...)"),
+    Flag("--model", "model", "MODEL", f"model name sent to the endpoint (default {DEFAULT_MODEL})"),
+    Flag(
+        "--api-key-env",
+        "api_key_env",
+        "VAR",
+        "send the key held in the environment variable VAR (its name, never the key itself); "
+        "without any --api-key-env every system sends $OPENAI_API_KEY when it is set",
+    ),
+    Flag("--system-prompt", "system_prompt", "TEXT", "a system message sent before each row's messages"),
+    Flag(
+        "--extra-body",
+        "extra_body",
+        "JSON",
+        "more fields for the request body, a JSON object ('{\"top_p\": 0.9}')",
+        _json_object,
+    ),
+    Flag(
+        "--timeout",
+        "timeout",
+        "SECONDS",
+        "seconds one request may take (default 60)",
+        _typed(_positive_float, "a positive number of seconds"),
+    ),
+    Flag(
+        "--max-retries",
+        "max_retries",
+        "N",
+        "retries after a failed request (default 2; rate limits get three times as many)",
+        _typed(_non_negative_int, "a whole number, 0 or more"),
+    ),
+    Flag(
+        "--max-tokens",
+        "max_tokens",
+        "N",
+        "max_tokens of each request (default: not sent, the endpoint decides)",
+        _typed(_positive_int, "a whole number, 1 or more"),
+    ),
+    Flag(
+        "--temperature",
+        "temperature",
+        "T",
+        "temperature of each request (default: not sent, the endpoint decides; 0 for repeatable answers)",
+        _typed(_non_negative_float, "a number, 0 or more"),
+    ),
+)
+_BY_FIELD = {flag.field: flag for flag in PER_SYSTEM}
+
+
+@attrs.frozen
+class SystemSettings:
+    """One ``--proxy`` and the settings bound to it; None leaves a setting to ``OpenAIProxy``."""
+
+    url: str
+    name: str
+    model: str = DEFAULT_MODEL
+    api_key_env: str | None = None
+    system_prompt: str | None = None
+    extra_body: Mapping[str, Any] | None = None
+    timeout: float | None = None
+    max_retries: int | None = None
+    max_tokens: int | None = None
+    temperature: float | None = None
+
+    def proxy_kwargs(self, *, keys_named: bool) -> dict[str, Any]:
+        """``OpenAIProxy`` keyword arguments.  ``keys_named``: some system named its key variable,
+        so one that named none sends no key (never ``$OPENAI_API_KEY`` by surprise)."""
+        kwargs: dict[str, Any] = {"model": self.model, "name": self.name}
+        if self.api_key_env is not None or keys_named:
+            kwargs["api_key_env"] = self.api_key_env
+        for field in ("system_prompt", "extra_body", "timeout", "max_retries", "max_tokens", "temperature"):
+            value = getattr(self, field)
+            if value is not None:
+                kwargs[field] = value
+        return kwargs
+
+
+class _Record(argparse.Action):
+    """Appends ``(field, value)`` to the namespace's ordered list; ``--proxy`` opens a new system."""
+
+    def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
+        flags = list(getattr(namespace, DEST, None) or [])
+        flags.append((self.dest, values))
+        setattr(namespace, DEST, flags)
+
+
+def add_system_flags(parser: argparse.ArgumentParser) -> None:
+    """``--proxy`` (repeatable, required) and the per-system flags that bind to it."""
+    group = parser.add_argument_group(
+        "systems",
+        "Each --proxy is one system.  A setting after a --proxy is that system's; one before the "
+        "first --proxy is every system's default.  A flag given twice for one system, a setting "
+        "given for some systems but not all, or a command line that reads two ways is refused.",
+    )
+    parser.set_defaults(**{DEST: []})
+    group.add_argument(
+        "--proxy",
+        dest="url",
+        action=_Record,
+        metavar="URL",
+        help="OpenAI-compatible endpoint of a system under test (repeatable: one per system)",
+    )
+    group.add_argument(
+        "--config",
+        metavar="FILE",
+        help="a run file (JSON, or TOML on Python 3.11+) listing the systems instead of --proxy: "
+        '{"systems": [{"proxy": URL, "model": ..., "api_key_env": ...}, ...]}, each setting named '
+        "like its flag below with underscores (see docs/endpoints.md)",
+    )
+    for flag in PER_SYSTEM:
+        group.add_argument(
+            flag.option, dest=flag.field, action=_Record, type=flag.type, metavar=flag.metavar, help=flag.help
+        )
+
+
+def _check_url(url: str) -> None:
+    from ..client import chat_completions_url
+
+    try:
+        chat_completions_url(url)
+        urlsplit(url.strip()).port  # noqa: B018 - raises on a port out of range
+    except ValueError as exc:
+        raise UsageError(f"--proxy {url}: not a usable http(s) URL ({exc})") from None
+
+
+def bind_systems(flags: Sequence[tuple[str, Any]]) -> list[SystemSettings]:
+    """The systems a command line names, ``flags`` in command-line order (``("url", URL)`` opens one)."""
+    urls = [value for field, value in flags if field == "url"]
+    if not urls:
+        raise UsageError("give at least one --proxy URL (or a run file with --config FILE)")
+    for url in urls:
+        _check_url(url)
+    follow: list[dict[str, Any]] = [{} for _ in urls]  # each flag bound to the --proxy before it
+    defaults: dict[str, Any] = {}
+    # Where each occurrence stands: (index of the --proxy before it or -1, value).
+    occurrences: dict[str, list[tuple[int, Any]]] = {}
+    current = -1
+    for field, value in flags:
+        if field == "url":
+            current += 1
+        else:
+            occurrences.setdefault(field, []).append((current, value))
+    last = len(urls) - 1
+    for field, seen in occurrences.items():
+        option = _BY_FIELD[field].option
+        if field == "name" and last > 0 and all(at == last for at, _ in seen) and len(seen) > 1:
+            if len(seen) != len(urls):
+                raise UsageError(
+                    f"{len(seen)} --name flags after the last of {len(urls)} --proxy flags: "
+                    "put each --name right after its --proxy"
+                )
+            for slot, (_, value) in zip(follow, seen, strict=True):  # the names, in --proxy order
+                slot[field] = value
+            continue
+        _check_ambiguous(option, seen, len(urls))
+        for at, value in seen:
+            target = follow[at] if at >= 0 else defaults
+            if field in target:
+                where = f"--proxy {urls[at]}" if at >= 0 else "the first --proxy (the default for all)"
+                raise UsageError(f"{option} is given twice for {where}: give it once per system")
+            target[field] = value
+        if field == "name" and "name" in defaults and last > 0:
+            raise UsageError(
+                f"--name {defaults['name']} comes before the first of several --proxy flags: "
+                "put each --name right after its --proxy"
+            )
+        if field not in defaults and field not in ("name", "api_key_env") and last > 0:
+            missing = [url for url, slot in zip(urls, follow, strict=True) if field not in slot]
+            if missing:
+                raise UsageError(
+                    f"{option} is given for some systems but not after --proxy {missing[0]}: give it "
+                    "after every --proxy, or once before the first --proxy for all"
+                )
+    systems = []
+    for position, (url, own) in enumerate(zip(urls, follow, strict=True)):
+        default_name = f"proxy{position + 1}" if last > 0 else "proxy"
+        settings = {**defaults, **own}
+        settings.setdefault("name", default_name)
+        systems.append(SystemSettings(url=url, **settings))
+    _check_names(systems)
+    return systems
+
+
+def _check_ambiguous(option: str, seen: list[tuple[int, Any]], proxies: int) -> None:
+    """Refuse flags that also read as each preceding its ``--proxy``, when that reading differs."""
+    targets = [at + 1 for at, _ in seen]  # the --proxy after each occurrence
+    if len(seen) != proxies or sorted(targets) != list(range(proxies)):
+        return  # not a complete "precedes" reading: the "follows" reading is the only one
+    precede = {target: value for target, (_, value) in zip(targets, seen, strict=True)}
+    default = [value for at, value in seen if at < 0]
+    own = {at: value for at, value in seen if at >= 0}
+    follow = {position: own.get(position, default[0] if default else None) for position in range(proxies)}
+    if precede != follow:
+        raise UsageError(
+            f"{option} reads two ways here (after its --proxy, or before it): write each system as "
+            f"--proxy URL {option} VALUE, or give {option} once before the first --proxy for all"
+        )
+
+
+def _check_names(systems: list[SystemSettings]) -> None:
+    seen: dict[str, str] = {}
+    for system in systems:
+        if not system.name.strip():
+            raise UsageError(f"--proxy {system.url}: --name may not be empty")
+        if system.name in seen:
+            raise UsageError(
+                f"two systems are named {system.name!r} (--proxy {seen[system.name]} and --proxy "
+                f"{system.url}): give each its own --name"
+            )
+        seen[system.name] = system.url
+
+
+def systems_from_args(args: argparse.Namespace) -> list[SystemSettings]:
+    """The systems of ``run``: from ``--config FILE``, or from ``--proxy`` and the flags bound to it."""
+    flags = getattr(args, DEST)
+    if not args.config:
+        return bind_systems(flags)
+    if flags:
+        option = "--proxy" if any(field == "url" for field, _ in flags) else _BY_FIELD[flags[0][0]].option
+        raise UsageError(f"--config {args.config} lists the systems: give {option} in the run file, not here")
+    return systems_from_file(args.config)
+
+
+def systems_from_file(path: str) -> list[SystemSettings]:
+    """A run file's systems, each stated in full: nothing is bound by position or shared by default."""
+    data = _read_run_file(path)
+    listed = data.get("systems") if isinstance(data, dict) else None
+    if not isinstance(listed, list) or not listed or not all(isinstance(s, dict) for s in listed):
+        raise UsageError(f'{path}: expected {{"systems": [{{"proxy": URL, ...}}, ...]}}')
+    unknown = sorted(set(data) - {"systems"})
+    if unknown:
+        raise UsageError(f'{path}: unknown key {unknown[0]!r} (a run file holds "systems")')
+    systems = []
+    for number, entry in enumerate(listed, start=1):
+        where = f"{path}: system {number}"
+        url = entry.get("proxy")
+        if not isinstance(url, str):
+            raise UsageError(f'{where}: needs "proxy": URL')
+        _check_url(url)
+        settings: dict[str, Any] = {"name": f"proxy{number}" if len(listed) > 1 else "proxy"}
+        for key, value in entry.items():
+            if key == "proxy":
+                continue
+            flag = _BY_FIELD.get(key)
+            if flag is None:  # the value is never shown: a key may have been put there by mistake
+                hint = " (name the key's variable with api_key_env)" if "key" in key.lower() else ""
+                raise UsageError(f"{where}: unknown setting {key!r}{hint}")
+            if flag.type is str and not isinstance(value, str):
+                raise UsageError(f"{where}: {key} must be a string")
+            text = json.dumps(value) if key == "extra_body" or not isinstance(value, str) else value
+            try:
+                settings[key] = flag.type(text)
+            except argparse.ArgumentTypeError as exc:
+                raise UsageError(f"{where}: {key} {exc}") from None
+        systems.append(SystemSettings(url=url, **settings))
+    _check_names(systems)
+    return systems
+
+
+def _read_run_file(path: str) -> Any:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(
+            f"cannot read the run file {path}: {getattr(exc, 'strerror', None) or exc}"
+        ) from None
+    if path.lower().endswith(".toml"):
+        try:
+            import tomllib
+        except ImportError:  # Python 3.10
+            raise UsageError(f"{path}: TOML run files need Python 3.11 or later; write it as JSON") from None
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise UsageError(f"{path}: invalid TOML: {exc}") from None
+    try:
+        return json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise UsageError(f"{path}: invalid JSON: {getattr(exc, 'msg', exc)}") from None
