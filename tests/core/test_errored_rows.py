@@ -101,10 +101,8 @@ def test_the_cli_flag_exclude_errors(tmp_path, capsys):
     rows[1]["response"] = "A"
     rows[2]["response"] = "B"
     rows[3]["response"] = "A"
-    del rows[0]["id"]  # an input error: counts 0, and is the input's, not a system's
-    for row in rows[1:]:
-        row.setdefault("response", "A")
-    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    # the first line is an input error (unreadable JSON): it counts 0, and is the input's, not a system's
+    data.write_text("{not json\n" + "".join(json.dumps(r) + "\n" for r in rows[1:]))
     assert main(["score", str(data), "--output", "json", "--no-progress"]) == 0
     default = json.loads(capsys.readouterr().out)["summary"]
     assert default["groups"][0]["scores"]["mc_accuracy"] == pytest.approx(2 / 4)

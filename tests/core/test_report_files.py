@@ -177,7 +177,7 @@ def test_escape_sequences_never_reach_stderr_warnings(tmp_path, capsys):
     path = _rows_file(tmp_path, [{"answer": "x", "response": "x", "dataset": f"d{ESCAPE}"}])
     main(["score", str(path), "--output", "json", "--no-progress"])
     err = capsys.readouterr().err
-    assert "warning:" in err and "\x1b" not in err and "\x07" not in err
+    assert "d\\x1b[2J" in err and "\x1b" not in err and "\x07" not in err
 
 
 # -- run metadata ------------------------------------------------------------------------------

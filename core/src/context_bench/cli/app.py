@@ -131,8 +131,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         except BrokenPipeError:  # `context-bench plugins | head`: the reader left, nothing is wrong
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
-        except ContextBenchError as exc:
-            print(f"{PROG}: error: {_without_prefix(str(exc))}", file=sys.stderr)
+        except ContextBenchError as exc:  # a file or data set name may hold terminal escapes
+            from ..reports.sections import printable
+
+            print(f"{PROG}: error: {printable(_without_prefix(str(exc)))}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:
             print(

@@ -46,10 +46,11 @@ def _evaluate(systems: list[Any] | None, inputs: Inputs, options: RunOptions, ho
     """Say what was read and how it will be scored (one line each), then run and report."""
     from ..autowire import Wirer
     from ..cache import RunCache
+    from ..reports.sections import printable
     from ..runner import Precomputed, evaluate
 
     for notice in inputs.notices:
-        print(f"context-bench: notice: {notice}", file=sys.stderr)
+        print(f"context-bench: notice: {printable(notice)}", file=sys.stderr)
     if options.cache_dir:  # an unusable cache directory is the one line said, not the second
         RunCache(options.cache_dir).close()
     kwargs = options.evaluate_kwargs()
@@ -62,7 +63,7 @@ def _evaluate(systems: list[Any] | None, inputs: Inputs, options: RunOptions, ho
         add=kwargs["add_evaluators"],
         exclude=kwargs["exclude_evaluators"],
     )
-    print(f"context-bench: {wirer.describe(inputs.datasets)}", file=sys.stderr)
+    print(f"context-bench: {printable(wirer.describe(inputs.datasets))}", file=sys.stderr)
     if systems is not None:
         return emit(evaluate(systems, inputs.datasets, host=host, **kwargs), options)
     by_system: dict[str, dict[str, list[Any]]] = {}
