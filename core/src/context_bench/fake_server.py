@@ -50,7 +50,8 @@ class Reply:
     """One scripted answer, after ``delay`` seconds: the assistant's ``text`` (None sends
     ``content: null``) with ``status``, or a raw JSON ``body``, or a ``fault``.
 
-    A status of 300 or more without a ``body`` sends ``{"error": {"message": text}}``.  ``fault`` is
+    A status of 300 or more without a ``body`` sends ``{"error": {"message": text}}`` (an empty
+    body when ``text`` is empty).  ``fault`` is
     one of ``reset``, ``hang``, ``malformed``, ``empty_choices`` or ``error_body``.  ``usage`` (None:
     the server's) is the token count the reply states.
     """
@@ -286,7 +287,7 @@ class FakeServer:
             return True
         payload = reply.body
         if payload is None and reply.status >= 300:
-            payload = {"error": {"message": reply.text or f"status {reply.status}"}}
+            payload = {"error": {"message": reply.text}} if reply.text else b""
         if payload is None:
             payload = {
                 "id": "chatcmpl-test",
