@@ -6,7 +6,15 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from .client import ChatClient, EndpointError, RetryPolicy, api_key_from, chat_completions_url
+from .client import (
+    ChatClient,
+    EndpointError,
+    RetryPolicy,
+    api_key_from,
+    api_key_variable,
+    chat_completions_url,
+    redact,
+)
 
 __all__ = ["EndpointError", "OpenAIProxy", "build_messages"]
 
@@ -48,7 +56,7 @@ class OpenAIProxy:
         name: str | None = None,
         api_key: str | None = None,
         timeout: float = 60.0,
-        temperature: float = 0.0,
+        temperature: float | None = 0.0,
         max_tokens: int | None = None,
         max_retries: int = 2,
         max_connections: int = 64,
@@ -68,7 +76,7 @@ class OpenAIProxy:
 
     def config(self) -> dict[str, Any]:
         return {
-            "url": self.url,
+            "url": redact(self.url),
             "model": self.model,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
@@ -91,6 +99,7 @@ class OpenAIProxy:
                     self.url,
                     self.model,
                     api_key=api_key_from(self._api_key),
+                    api_key_env=api_key_variable(self._api_key),
                     timeout=self.timeout,
                     retry=RetryPolicy(
                         max_retries=self.max_retries, base_delay=0.5, max_delay=8.0, max_retry_after=30.0
@@ -102,4 +111,5 @@ class OpenAIProxy:
 
     def process(self, example: dict) -> dict:
         completion = self._http().complete(build_messages(example))
-        return {"response": completion.content, **(completion.usage or {})}
+        cost = {} if completion.cost is None else {"cost": completion.cost}
+        return {"response": completion.content, **(completion.usage or {}), **cost}
