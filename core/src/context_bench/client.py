@@ -263,11 +263,16 @@ def _snippet(text: str, limit: int = _SHOWN_LIMIT) -> str:
 
 
 def _error_text(error: Mapping[str, Any]) -> str:
-    """An error object's message first, then its other fields (a key they echo is redacted later)."""
+    """An error object's message first, then its other plain fields (type, code: a key they echo is
+    redacted later); nested ones (LiteLLM's ``provider_specific_fields``) only repeat the message."""
     message = error.get("message") or error.get("type")
     if not message:
         return str(dict(error))
-    rest = ", ".join(f"{k}: {v}" for k, v in error.items() if k != "message" and v not in (None, ""))
+    rest = ", ".join(
+        f"{k}: {v}"
+        for k, v in error.items()
+        if k != "message" and isinstance(v, (str, int, float)) and v not in (None, "")
+    )
     return f"{message} ({rest})" if rest else str(message)
 
 
