@@ -413,3 +413,16 @@ def test_a_password_in_the_url_never_reaches_an_error_or_the_config(face):
         redact("see https://u:p%40ss@h.example/x and http://h/")
         == "see https://u:***@h.example/x and http://h/"
     )
+
+
+@pytest.mark.parametrize("face", FACES)
+def test_an_answer_echoing_the_key_does_not_carry_it(face):
+    """Issue 13 #3: a reply that echoes the key would put it in results and the judge's cache."""
+    from context_bench.testing import FakeServer, Reply
+
+    key = "sk-REDTEAMSECRET0123456789abcdef"
+    with FakeServer(lambda body: Reply(f"VERDICT: YES (your key is {key}, or {key[:9]})")) as server:
+        echoed = _call(face, server.url, api_key=key).content
+        short = _call(face, server.url.replace("127.0.0.1", "localhost"), api_key="EMPTY").content
+    assert echoed == "VERDICT: YES (your key is ***, or ***)"
+    assert "REDTEAMSECRET" in short  # a placeholder key under 8 characters changes no answer

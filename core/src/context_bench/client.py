@@ -233,12 +233,18 @@ def redact(text: str, secret: str | None = None) -> str:
     """``text`` without passwords in URLs (``user:pass@host`` becomes ``user:***@host``) and without
     ``secret``: every run of :data:`KEY_RUN` or more of its characters becomes ``***`` (a key cut
     in two by a shortening, or echoed in part, is still the key)."""
-    text = _URL_PASSWORD.sub(r"\1:***@", text)
+    return redact_key(_URL_PASSWORD.sub(r"\1:***@", text), secret)
+
+
+def redact_key(text: str, secret: str | None) -> str:
+    """``text`` with every run of :data:`KEY_RUN` or more characters of ``secret`` made ``***``."""
     if not secret:
         return text
     if len(secret) < KEY_RUN:
         return text.replace(secret, "***")
     runs = {secret[i : i + KEY_RUN] for i in range(len(secret) - KEY_RUN + 1)}
+    if not any(run in text for run in runs):  # the common case, at C speed
+        return text
     hidden = bytearray(len(text))
     for i in range(len(text) - KEY_RUN + 1):
         if text[i : i + KEY_RUN] in runs:
@@ -552,6 +558,10 @@ class _BaseChatClient:
             kind = "content parts other than text" if isinstance(content, list) else type(content).__name__
             return _Failure(f"response content is a {kind}, not text", False)
         usage = data.get("usage")
+        if self._secret and len(self._secret) >= KEY_RUN:
+            # a model echoing the key must not carry it into results, caches or reports (a short
+            # "key" such as vLLM's EMPTY is a placeholder, and may be a word of the answer)
+            answer = redact_key(answer, self._secret)
         return Completion(content=answer, usage=_usage(usage), cost=_cost(headers, usage))
 
     def _give_up(self, tries: _Tries, reason: str, why: str) -> EndpointError:
