@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -159,6 +160,20 @@ def _wait_until_live(process: subprocess.Popen, url: str, log: Path) -> float:
     pytest.fail(f"the LiteLLM proxy did not start within {START_TIMEOUT:g}s:\n{log.read_text()[-3000:]}")
 
 
+def _stop(process: subprocess.Popen) -> None:
+    """End the proxy and anything it started (its own process group), politely first."""
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(process.pid, signum)
+        except ProcessLookupError:
+            return
+        try:
+            process.wait(timeout=15)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
 @pytest.fixture(scope="session")
 def litellm_proxy(tmp_path_factory):
     """The proxy's URL and key, its backend (a FakeServer: ``backend.seen``) and its start-up time."""
@@ -202,12 +217,7 @@ def litellm_proxy(tmp_path_factory):
                 seen_with=lambda marker: [s for s in backend.seen if marker in last_user_message(s.body)],
             )
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait(timeout=15)
+            _stop(process)
 
 
 @pytest.fixture
