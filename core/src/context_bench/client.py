@@ -13,18 +13,27 @@ endpoint) and share every rule:
 * at most ``concurrency`` requests in flight per client (async clients sharing :class:`AsyncPools`
   share the bound of their URL);
 * 429, 408, 409, 5xx, connection errors, timeouts, an ``error`` body and malformed JSON are tried
-  again (:class:`RetryPolicy`: jittered exponential backoff, ``Retry-After`` winning; 429s get a
-  larger budget); empty ``choices`` and null content are final;
+  again (:class:`RetryPolicy`: jittered exponential backoff; the endpoint's wait hint, read from
+  ``retry-after-ms``, ``Retry-After`` (seconds or an HTTP date) or LiteLLM's
+  ``llm_provider-retry-after``, wins up to a cap; 429s get a larger budget); 401 and 403 (the key
+  was refused), other 4xx, empty ``choices``, null content and content that is not text are final;
 * the shared cool-down: when 429s dominate a URL's recent answers, every request to that URL, from
-  either face, waits out the ``Retry-After``, not only the one that got it;
-* the API key is redacted from every error text, before the text is shortened.
+  either face, waits out the (capped) hint, not only the one that got it;
+* deadlines: one HTTP request may take ``timeout`` seconds in all (a body dripping in slowly is cut
+  off there, not only a silent socket), and one call ``deadline`` seconds with its retries, its waits
+  and the cool-down; a call that would pass its deadline fails at once with the endpoint's last word;
+* an error says the endpoint's own ``error.message``; the API key (any 8 characters of it in a row)
+  and passwords in URLs are redacted from every error text, before the text is shortened;
+* the cost the endpoint reports (LiteLLM's ``x-litellm-response-cost``, a ``usage.cost``) is kept on
+  the :class:`Completion`, and content given as OpenAI content parts is joined as text.
 
 The async face sends through a lean HTTP/1.1 transport (:mod:`context_bench._transport`) unless the
 environment routes the URL through a proxy or ``transport="httpx"`` is asked for.
 
 Exceptions::
 
-    ValueError                 a bad URL, model, timeout, concurrency or unset key variable (up front)
+    ValueError                 a bad URL, model, timeout, deadline, concurrency or unset key variable
+                               (up front)
     RuntimeError
      └── EndpointError         no completion after the retries the policy allows;
                                ``.reason`` (without the URL), ``.url``, ``.attempts``
@@ -36,8 +45,10 @@ import asyncio
 import email.utils
 import json
 import logging
+import math
 import os
 import random
+import re
 import threading
 import time
 from collections import deque
@@ -52,6 +63,8 @@ import httpx
 log = logging.getLogger("context_bench.client")
 
 DEFAULT_KEY_VARIABLE = "OPENAI_API_KEY"
+#: Seconds one call may take in all (attempts, waits, cool-down) unless told; at least its timeout.
+DEFAULT_DEADLINE = 300.0
 #: Recent answers a URL's cool-down remembers to tell a 429 storm from a stray 429.
 STORM_WINDOW = 32
 STORM_MIN = 4
@@ -72,12 +85,13 @@ class EndpointError(RuntimeError):
 
 @attrs.frozen
 class Completion:
-    """The assistant's text, the tokens the reply states (None when it states none) and the HTTP
-    requests it took, retries included."""
+    """The assistant's text, the tokens the reply states (None when it states none), the HTTP
+    requests it took, retries included, and the cost the endpoint reports (None when it reports none)."""
 
     content: str
     usage: dict[str, float] | None = None
     attempts: int = 1
+    cost: float | None = None
 
 
 @attrs.frozen
@@ -113,18 +127,21 @@ def chat_completions_url(url: str) -> str:
     """``http://host:8080``, ``.../v1`` and ``.../v1/chat/completions`` all name the same endpoint;
     anything but an http(s) URL without query or fragment is a ValueError."""
     if not isinstance(url, str) or not url.strip():
-        raise ValueError(f"url must be a non-empty URL, got {url!r}")
+        raise ValueError(f"url must be a non-empty URL, got {redact(repr(url))}")
     clean = url.strip().rstrip("/")
     parts = urlsplit(clean)
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ValueError(f"url {url!r} is not an http(s) URL")
+        raise ValueError(f"url {redact(repr(url))} is not an http(s) URL")
     if parts.query or parts.fragment:
-        raise ValueError(f"url {url!r} may not carry a query or fragment")
+        raise ValueError(f"url {redact(repr(url))} may not carry a query or fragment")
     if clean.endswith("/chat/completions"):
         return clean
     if not clean.endswith("/v1"):
         clean += "/v1"
     return clean + "/chat/completions"
+
+
+_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def api_key_from(api_key: str | None = None, variable: str | None = None) -> str | None:
@@ -137,9 +154,24 @@ def api_key_from(api_key: str | None = None, variable: str | None = None) -> str
             raise ValueError("the API key variable name must be a non-empty string")
         value = os.environ.get(variable.strip())
         if not value:
+            if not _VARIABLE_NAME.fullmatch(variable.strip()):
+                # not a variable's name: most likely the key itself, which no error may show
+                raise ValueError(
+                    "the API key variable's name is not a variable name (was the key itself given?)"
+                )
             raise ValueError(f"the API key variable {variable.strip()!r} is not set in the environment")
         return value
     return os.environ.get(DEFAULT_KEY_VARIABLE) or None
+
+
+def api_key_variable(api_key: str | None = None, variable: str | None = None) -> str | None:
+    """The variable :func:`api_key_from` takes the key from (None for an explicit key, or none), for
+    messages such as "the endpoint refused the key (from $VAR)"."""
+    if api_key:
+        return None
+    if isinstance(variable, str) and variable.strip():
+        return variable.strip()
+    return DEFAULT_KEY_VARIABLE if os.environ.get(DEFAULT_KEY_VARIABLE) else None
 
 
 def retry_after_seconds(
@@ -155,7 +187,7 @@ def retry_after_seconds(
     except ValueError:
         try:
             when = email.utils.parsedate_to_datetime(value)
-        except (TypeError, ValueError, IndexError):
+        except (TypeError, ValueError, IndexError, OverflowError):
             return None
         if when is None:
             return None
@@ -166,33 +198,111 @@ def retry_after_seconds(
     return seconds if cap is None else min(seconds, cap)
 
 
-# -- one attempt's outcome -------------------------------------------------------------------------
+def retry_hint(headers: Mapping[str, str], *, cap: float, now: float | None = None) -> float | None:
+    """Seconds the endpoint asks us to wait, at most ``cap``: ``retry-after-ms`` (OpenAI's), then
+    ``Retry-After`` (seconds or an HTTP date), then LiteLLM's ``llm_provider-retry-after``.  A hint
+    of 0 or less, in the past or unreadable is none: the backoff applies, never a storm of retries
+    without a wait.  ``headers`` is case-insensitive (httpx's)."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0), ("llm_provider-retry-after", 1.0)):
+        raw = headers.get(name)
+        if not raw:
+            continue
+        if scale != 1.0:
+            try:
+                seconds: float | None = float(raw.strip()) * scale
+            except ValueError:
+                seconds = None
+        else:
+            seconds = retry_after_seconds(raw, now=now)
+        if seconds is not None and seconds == seconds and seconds > 0:
+            return min(seconds, cap)
+    return None
 
 
-@attrs.frozen
-class _Failure:
-    """One attempt that gave no completion, and whether trying again may help."""
+# -- what an error may show ------------------------------------------------------------------------
 
-    reason: str
-    retryable: bool
-    retry_after: float | None = None
-    rate_limited: bool = False
+#: A run of this many characters of the key is the key, wherever it appears.
+KEY_RUN = 8
+#: Characters of an error text read at all (redacted, then shortened to what is shown).
+_READ_LIMIT = 8192
+_SHOWN_LIMIT = 300
+_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/?#@:]*):[^\s/?#@]*@")
 
 
-def _snippet(text: str, limit: int = 200) -> str:
+def redact(text: str, secret: str | None = None) -> str:
+    """``text`` without passwords in URLs (``user:pass@host`` becomes ``user:***@host``) and without
+    ``secret``: every run of :data:`KEY_RUN` or more of its characters becomes ``***`` (a key cut
+    in two by a shortening, or echoed in part, is still the key)."""
+    return redact_key(_URL_PASSWORD.sub(r"\1:***@", text), secret)
+
+
+def redact_key(text: str, secret: str | None) -> str:
+    """``text`` with every run of :data:`KEY_RUN` or more characters of ``secret`` made ``***``."""
+    if not secret:
+        return text
+    if len(secret) < KEY_RUN:
+        return text.replace(secret, "***")
+    runs = {secret[i : i + KEY_RUN] for i in range(len(secret) - KEY_RUN + 1)}
+    if not any(run in text for run in runs):  # the common case, at C speed
+        return text
+    hidden = bytearray(len(text))
+    for i in range(len(text) - KEY_RUN + 1):
+        if text[i : i + KEY_RUN] in runs:
+            hidden[i : i + KEY_RUN] = b"\x01" * KEY_RUN
+    if not any(hidden):
+        return text
+    out, i = [], 0
+    while i < len(text):
+        if hidden[i]:
+            out.append("***")
+            while i < len(text) and hidden[i]:
+                i += 1
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)
+
+
+def _snippet(text: str, limit: int = _SHOWN_LIMIT) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit] + "..."
 
 
-def _error_text(error: Any) -> str:
-    """An error body's message first, then its other fields (a key they echo is redacted later)."""
-    if not isinstance(error, Mapping):
-        return str(error)
+def _error_text(error: Mapping[str, Any]) -> str:
+    """An error object's message first, then its other plain fields (type, code: a key they echo is
+    redacted later); nested ones (LiteLLM's ``provider_specific_fields``) only repeat the message."""
     message = error.get("message") or error.get("type")
     if not message:
         return str(dict(error))
-    rest = ", ".join(f"{k}: {v}" for k, v in error.items() if k != "message" and v not in (None, ""))
+    rest = ", ".join(
+        f"{k}: {v}"
+        for k, v in error.items()
+        if k != "message" and isinstance(v, (str, int, float)) and v not in (None, "")
+    )
     return f"{message} ({rest})" if rest else str(message)
+
+
+def _message_of(data: Any) -> str | None:
+    """What an OpenAI-style error body says: its ``error`` object's message (then its type, code...),
+    or its ``error`` string, or FastAPI's ``detail``, or a top-level ``message``; None for none."""
+    if not isinstance(data, Mapping):
+        return None
+    for field in ("error", "detail", "message"):
+        value = data.get(field)
+        if isinstance(value, Mapping) and value:
+            return _error_text(value)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def _endpoint_message(text: str) -> str:
+    """What an error response says: its JSON's message, else its raw text (shortened later)."""
+    try:
+        found = _message_of(json.loads(text))
+    except (ValueError, RecursionError):
+        found = None
+    return found if found is not None else text
 
 
 def _usage(usage: Any) -> dict[str, float] | None:
@@ -212,36 +322,83 @@ def _usage(usage: Any) -> dict[str, float] | None:
     return found or None
 
 
+def _cost(headers: Mapping[str, str], usage: Any) -> float | None:
+    """The cost the endpoint reports: LiteLLM's ``x-litellm-response-cost`` header, else ``usage.cost``."""
+    raw: Any = headers.get("x-litellm-response-cost")
+    if raw is None and isinstance(usage, Mapping):
+        raw = usage.get("cost")
+    if isinstance(raw, bool) or raw is None:
+        return None
+    try:
+        cost = float(raw)
+    except (TypeError, ValueError):
+        return None
+    return cost if math.isfinite(cost) and cost >= 0 else None
+
+
+def _text(content: Any) -> str | None:
+    """Reply content as text: a string, or OpenAI content parts (``[{"type": "text", "text": ...}]``)
+    joined; None for anything else (a dict, a number, other parts), which is no answer."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(
+        isinstance(part, Mapping) and part.get("type") == "text" and isinstance(part.get("text"), str)
+        for part in content
+    ):
+        return "".join(part["text"] for part in content)
+    return None
+
+
+# -- one attempt's outcome -------------------------------------------------------------------------
+
+
+@attrs.frozen
+class _Failure:
+    """One attempt that gave no completion, and whether trying again may help."""
+
+    reason: str
+    retryable: bool
+    retry_after: float | None = None
+    rate_limited: bool = False
+
+
 class _Tries:
-    """The retry policy applied to one request: counts its failures and says how long to wait."""
+    """The retry policy applied to one call: counts its failures, keeps its deadline (a
+    ``time.monotonic()`` instant) and the last failure, whose reason a call past it fails with."""
 
-    __slots__ = ("policy", "errors", "limited")
+    __slots__ = ("policy", "errors", "limited", "until", "last")
 
-    def __init__(self, policy: RetryPolicy) -> None:
+    def __init__(self, policy: RetryPolicy, deadline: float) -> None:
         self.policy = policy
         self.errors = self.limited = 0
+        self.until = time.monotonic() + deadline
+        self.last: _Failure | None = None
 
     @property
     def attempts(self) -> int:
         return self.errors + self.limited + 1
+
+    def left(self) -> float:
+        return self.until - time.monotonic()
 
 
 # -- the shared cool-down --------------------------------------------------------------------------
 
 
 class _CoolDown:
-    """A URL's recent answers; a storm of 429s pauses every request to it for the Retry-After."""
+    """A URL's recent answers; a storm of 429s pauses every request to it for the (capped) hint."""
 
     def __init__(self, url: str) -> None:
         self.url = url
         self.until = 0.0  # time.monotonic(), the clock of asyncio's loops too
+        self.reason = "HTTP 429 (rate limited)"
         self._recent: deque[bool] = deque(maxlen=STORM_WINDOW)
         self._lock = threading.Lock()
 
     def remaining(self) -> float:
         return self.until - time.monotonic()
 
-    def note(self, outcome: Completion | _Failure) -> None:
+    def note(self, outcome: Completion | _Failure, cap: float) -> None:
         limited = isinstance(outcome, _Failure) and outcome.rate_limited
         with self._lock:
             self._recent.append(limited)
@@ -251,6 +408,7 @@ class _CoolDown:
             if hits < STORM_MIN or hits * 2 < len(self._recent):
                 return
             pause = outcome.retry_after if outcome.retry_after is not None else 1.0
+            pause = min(max(pause, 0.0), cap)
             until = time.monotonic() + pause
             if until > self.until:
                 log.warning(
@@ -261,6 +419,7 @@ class _CoolDown:
                     pause,
                 )
                 self.until = until
+                self.reason = outcome.reason
 
 
 _cool_downs: dict[str, _CoolDown] = {}
@@ -289,7 +448,11 @@ if hasattr(os, "register_at_fork"):
 
 
 class _BaseChatClient:
-    """Configuration, request bodies, reading replies and the retry decisions: all but the I/O."""
+    """Configuration, request bodies, reading replies and the retry decisions: all but the I/O.
+
+    ``url`` is shown (errors, logs, cache keys) without a password it may carry; requests go to the
+    URL as given.  ``api_key_env`` names the variable the key came from, for messages only.
+    """
 
     def __init__(
         self,
@@ -297,8 +460,10 @@ class _BaseChatClient:
         model: str,
         *,
         api_key: str | None = None,
+        api_key_env: str | None = None,
         timeout: float = 60.0,
         connect_timeout: float = 10.0,
+        deadline: float | None = None,
         retry: RetryPolicy | None = None,
         concurrency: int = 64,
         parameters: Mapping[str, Any] | None = None,
@@ -307,54 +472,76 @@ class _BaseChatClient:
             raise ValueError(f"model must be a non-empty string, got {model!r}")
         if not timeout or timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout!r}")
+        if deadline is not None and not deadline > 0:
+            raise ValueError(f"deadline must be positive, got {deadline!r}")
         if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
             raise ValueError(f"concurrency must be a positive integer, got {concurrency!r}")
-        self.url = chat_completions_url(url)
+        self._endpoint = chat_completions_url(url)
+        self.url = redact(self._endpoint)
         self.model = model
         self.concurrency = concurrency
         self.retry = retry or RetryPolicy()
         self.parameters = {k: v for k, v in (parameters or {}).items() if v is not None}
         self.timeout = float(timeout)
-        self._timeout = httpx.Timeout(timeout, connect=min(connect_timeout, timeout))
+        self.deadline = float(deadline) if deadline is not None else max(DEFAULT_DEADLINE, self.timeout)
+        self._connect_timeout = float(connect_timeout)
         self._headers = {"Content-Type": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self._secret = api_key
+        self._key_source = api_key_env if api_key_env and _VARIABLE_NAME.fullmatch(api_key_env) else None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(url={self.url!r}, model={self.model!r})"
 
     def body(self, messages: Messages) -> dict[str, Any]:
-        """The request body for ``messages``: the model, the messages, then every parameter set."""
+        """The request body for ``messages``: the model, the messages, then every parameter set
+        (one set to None is left out: some models reject ``temperature`` or ``max_tokens``)."""
         return {"model": self.model, "messages": [dict(m) for m in messages], **self.parameters}
 
-    def _redact(self, text: str) -> str:
-        """An error body may echo the key back: it never leaves this client."""
-        return text.replace(self._secret, "***") if self._secret else text
+    def _timeouts(self, budget: float) -> httpx.Timeout:
+        return httpx.Timeout(budget, connect=min(self._connect_timeout, budget))
 
-    def _failed_transport(self, exc: httpx.TransportError) -> _Failure:
+    def _shown(self, text: str) -> str:
+        """Redacted first, then shortened: a key cut in half by the shortening would leak its head."""
+        return _snippet(redact(text[:_READ_LIMIT], self._secret))
+
+    def _failed_transport(self, exc: httpx.TransportError, budget: float) -> _Failure:
         if isinstance(exc, httpx.TimeoutException):
-            return _Failure(f"{type(exc).__name__} after {self._timeout.read:g}s", retryable=True)
-        detail = _snippet(self._redact(str(exc)))
-        return _Failure(f"connection error: {type(exc).__name__}: {detail}", retryable=True)
+            return _Failure(f"{type(exc).__name__} after {budget:g}s", retryable=True)
+        return _Failure(f"connection error: {type(exc).__name__}: {self._shown(str(exc))}", retryable=True)
 
-    def _read(self, response: httpx.Response) -> Completion | _Failure:
-        status = response.status_code
-        retry_after = retry_after_seconds(response.headers.get("retry-after"))
-        if status == 429:
-            return _Failure("HTTP 429 (rate limited)", True, retry_after, rate_limited=True)
-        if status in _RETRY_STATUS or status >= 500:
-            return _Failure(f"HTTP {status}", True, retry_after)
+    def _overtime(self, budget: float) -> _Failure:
+        return _Failure(f"no complete answer within {budget:g}s (timeout for the whole request)", True)
+
+    def _refused(self) -> str:
+        if not self._secret:
+            return "the endpoint wants a key and none was sent"
+        source = f" (from ${self._key_source})" if self._key_source else ""
+        return f"the endpoint refused the key{source}"
+
+    def _read(self, status: int, headers: Mapping[str, str], raw: bytes) -> Completion | _Failure:
+        text = raw.decode("utf-8", "replace")
         if status >= 300:
-            return _Failure(f"HTTP {status}: {self._shown(response.text)}", False)
+            said = self._shown(_endpoint_message(text)) if text.strip() else ""
+            detail = f": {said}" if said else ""
+            hint = retry_hint(headers, cap=self.retry.max_retry_after)
+            if status == 429:
+                return _Failure(f"HTTP 429 (rate limited){detail}", True, hint, rate_limited=True)
+            if status in _RETRY_STATUS or status >= 500:
+                return _Failure(f"HTTP {status}{detail}", True, hint)
+            if status in (401, 403):
+                return _Failure(f"HTTP {status}: {self._refused()}{detail}", False)
+            return _Failure(f"HTTP {status}{detail}", False)
         try:
-            data = response.json()
-        except ValueError:
-            return _Failure(f"malformed JSON in a {status} response: {self._shown(response.text)}", True)
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            return _Failure(f"malformed JSON in a {status} response: {self._shown(text)}", True)
         if not isinstance(data, dict):
             return _Failure(f"response body is a JSON {type(data).__name__}, not an object", True)
         if data.get("error"):
-            return _Failure(f"error in a {status} response: {self._shown(_error_text(data['error']))}", True)
+            said = self._shown(_message_of(data) or str(data["error"]))
+            return _Failure(f"error in a {status} response: {said}", True)
         choices = data.get("choices")
         if not isinstance(choices, list) or not choices:
             return _Failure("response has no choices", False)
@@ -366,16 +553,45 @@ class _BaseChatClient:
             refusal = message.get("refusal")
             detail = f" (refusal: {self._shown(str(refusal))})" if refusal else ""
             return _Failure(f"response content is null{detail}", False)
-        if not isinstance(content, str):
-            return _Failure(f"response content is a {type(content).__name__}, not text", False)
-        return Completion(content=content, usage=_usage(data.get("usage")))
+        answer = _text(content)
+        if answer is None:
+            kind = "content parts other than text" if isinstance(content, list) else type(content).__name__
+            return _Failure(f"response content is a {kind}, not text", False)
+        usage = data.get("usage")
+        if self._secret and len(self._secret) >= KEY_RUN:
+            # a model echoing the key must not carry it into results, caches or reports (a short
+            # "key" such as vLLM's EMPTY is a placeholder, and may be a word of the answer)
+            answer = redact_key(answer, self._secret)
+        return Completion(content=answer, usage=_usage(usage), cost=_cost(headers, usage))
 
-    def _shown(self, text: str) -> str:
-        """Redacted first, then shortened: a key cut in half by the shortening would leak its head."""
-        return _snippet(self._redact(text))
+    def _give_up(self, tries: _Tries, reason: str, why: str) -> EndpointError:
+        attempts = tries.errors + tries.limited
+        return EndpointError(
+            self.url, f"{reason} ({why} after {attempts} attempt{'s' * (attempts != 1)})", attempts
+        )
+
+    def _overdue(self, tries: _Tries, reason: str | None = None) -> EndpointError:
+        """The call has run out of time: it fails with the endpoint's last word."""
+        said = reason or (tries.last.reason if tries.last else "no answer")
+        return self._give_up(tries, said, f"its deadline of {self.deadline:g}s passed")
+
+    def _budget(self, tries: _Tries) -> float:
+        """Seconds the next request may take: its timeout, or what is left of the call's deadline."""
+        left = tries.left()
+        if left <= 0:
+            raise self._overdue(tries)
+        return min(self.timeout, left)
+
+    def _paused(self, cool: _CoolDown, tries: _Tries) -> float:
+        """Seconds the URL's cool-down still holds requests; raises when that passes the deadline."""
+        left = cool.remaining()
+        if left > 0 and left >= tries.left():
+            raise self._overdue(tries, tries.last.reason if tries.last else cool.reason)
+        return left
 
     def _retry_delay(self, tries: _Tries, failure: _Failure) -> float:
         """Seconds to wait before trying again; raises :class:`EndpointError` when it is final."""
+        tries.last = failure
         policy = tries.policy
         if failure.rate_limited:
             tries.limited += 1
@@ -387,11 +603,10 @@ class _BaseChatClient:
         if not failure.retryable:
             raise EndpointError(self.url, failure.reason, attempts)
         if exhausted:
-            plural = "s" * (attempts != 1)
-            raise EndpointError(
-                self.url, f"{failure.reason} (gave up after {attempts} attempt{plural})", attempts
-            )
+            raise self._give_up(tries, failure.reason, "gave up")
         delay = policy.honour(failure.retry_after) if failure.retry_after is not None else policy.backoff(nth)
+        if delay >= tries.left():
+            raise self._overdue(tries)
         log.debug("request to %s failed (%s); retrying in %.2fs", self.url, failure.reason, delay)
         return delay
 
@@ -415,26 +630,45 @@ class ChatClient(_BaseChatClient):
     def send(self, body: Mapping[str, Any]) -> Completion:
         """:meth:`complete` for a request body made by :meth:`body` (or by hand)."""
         data = json.dumps(body).encode()
-        tries = _Tries(self.retry)
+        tries = _Tries(self.retry, self.deadline)
         while True:
-            outcome = self._attempt(data)
+            outcome = self._attempt(data, tries)
             if isinstance(outcome, Completion):
                 return outcome if tries.attempts == 1 else attrs.evolve(outcome, attempts=tries.attempts)
             time.sleep(self._retry_delay(tries, outcome))
 
-    def _attempt(self, data: bytes) -> Completion | _Failure:
+    def _attempt(self, data: bytes, tries: _Tries) -> Completion | _Failure:
         cool = _cool_down(self.url)
-        while (left := cool.remaining()) > 0:
+        while (left := self._paused(cool, tries)) > 0:
             time.sleep(left)
-        with self._slots:
-            while (left := cool.remaining()) > 0:
+        if not self._slots.acquire(timeout=max(0.0, tries.left())):
+            raise self._overdue(tries, tries.last.reason if tries.last else "no free connection")
+        try:
+            while (left := self._paused(cool, tries)) > 0:
                 time.sleep(left)
+            budget = self._budget(tries)
             try:
-                outcome = self._read(self._client().post(self.url, content=data, headers=self._headers))
+                outcome = self._post(data, budget)
             except httpx.TransportError as exc:
-                outcome = self._failed_transport(exc)
-        cool.note(outcome)
+                outcome = self._failed_transport(exc, budget)
+        finally:
+            self._slots.release()
+        cool.note(outcome, self.retry.max_retry_after)
         return outcome
+
+    def _post(self, data: bytes, budget: float) -> Completion | _Failure:
+        """One request, cut off ``budget`` seconds after it starts even while bytes keep dripping in
+        (httpx's timeouts bound each read, not the whole)."""
+        until = time.monotonic() + budget
+        with self._client().stream(
+            "POST", self._endpoint, content=data, headers=self._headers, timeout=self._timeouts(budget)
+        ) as response:
+            chunks = []
+            for chunk in response.iter_bytes():
+                chunks.append(chunk)
+                if time.monotonic() > until:
+                    return self._overtime(budget)
+            return self._read(response.status_code, response.headers, b"".join(chunks))
 
     def _client(self) -> httpx.Client:
         with self._lock:
@@ -442,7 +676,9 @@ class ChatClient(_BaseChatClient):
                 limits = httpx.Limits(
                     max_connections=self.concurrency, max_keepalive_connections=self.concurrency
                 )
-                self._http = httpx.Client(limits=limits, timeout=self._timeout, follow_redirects=False)
+                self._http = httpx.Client(
+                    limits=limits, timeout=self._timeouts(self.timeout), follow_redirects=False
+                )
             return self._http
 
     def close(self) -> None:
@@ -533,7 +769,7 @@ class AsyncChatClient(_BaseChatClient):
         super().__init__(url, model, **options)
         self._own = pools is None
         self._pools = AsyncPools(transport) if pools is None else pools
-        self._extensions = {"timeout": self._timeout.as_dict()}
+        self._extensions = {"timeout": self._timeouts(self.timeout).as_dict()}
 
     async def complete(self, messages: Messages) -> Completion:
         """The assistant's answer to ``messages``; raises :class:`EndpointError` once retries are spent."""
@@ -542,29 +778,48 @@ class AsyncChatClient(_BaseChatClient):
     async def send(self, body: Mapping[str, Any]) -> Completion:
         """:meth:`complete` for a request body made by :meth:`body` (or by hand)."""
         data = json.dumps(body).encode()
-        tries = _Tries(self.retry)
+        tries = _Tries(self.retry, self.deadline)
         while True:
-            outcome = await self._attempt(data)
+            outcome = await self._attempt(data, tries)
             if isinstance(outcome, Completion):
                 return outcome if tries.attempts == 1 else attrs.evolve(outcome, attempts=tries.attempts)
             await asyncio.sleep(self._retry_delay(tries, outcome))
 
-    async def _attempt(self, data: bytes) -> Completion | _Failure:
-        pool = self._pools.get(self.url, self.concurrency)
+    async def _attempt(self, data: bytes, tries: _Tries) -> Completion | _Failure:
+        pool = self._pools.get(self._endpoint, self.concurrency)
         cool = _cool_down(self.url)
-        while (left := cool.remaining()) > 0:
+        while (left := self._paused(cool, tries)) > 0:
             await asyncio.sleep(left)
-        async with pool.slots:
-            while (left := cool.remaining()) > 0:
+        if pool.slots.locked():
+            try:
+                await asyncio.wait_for(pool.slots.acquire(), max(0.0, tries.left()))
+            except asyncio.TimeoutError:
+                raise self._overdue(
+                    tries, tries.last.reason if tries.last else "no free connection"
+                ) from None
+        else:
+            await pool.slots.acquire()
+        try:
+            while (left := self._paused(cool, tries)) > 0:
                 await asyncio.sleep(left)
+            budget = self._budget(tries)
+            extensions = self._extensions
+            if budget < self.timeout:
+                extensions = {"timeout": self._timeouts(budget).as_dict()}
             request = httpx.Request(
-                "POST", pool.target, headers=self._headers, content=data, extensions=self._extensions
+                "POST", pool.target, headers=self._headers, content=data, extensions=extensions
             )
             try:
-                outcome = self._read(await pool.http.send(request))
+                # the whole exchange, not each read: a body dripping in slowly is cut off too
+                response = await asyncio.wait_for(pool.http.send(request), budget)
+                outcome = self._read(response.status_code, response.headers, response.content)
+            except asyncio.TimeoutError:
+                outcome = self._overtime(budget)
             except httpx.TransportError as exc:
-                outcome = self._failed_transport(exc)
-        cool.note(outcome)
+                outcome = self._failed_transport(exc, budget)
+        finally:
+            pool.slots.release()
+        cool.note(outcome, self.retry.max_retry_after)
         return outcome
 
     async def aclose(self) -> None:

@@ -33,6 +33,8 @@ import attrs
 
 #: The usage a reply states unless it says otherwise.
 USAGE = {"prompt_tokens": 10, "completion_tokens": 2}
+#: Seconds between the bytes of a ``drip`` reply: each read is quick, the whole never ends in time.
+DRIP_SECONDS = 0.05
 
 
 @attrs.define
@@ -50,8 +52,10 @@ class Reply:
     """One scripted answer, after ``delay`` seconds: the assistant's ``text`` (None sends
     ``content: null``) with ``status``, or a raw JSON ``body``, or a ``fault``.
 
-    A status of 300 or more without a ``body`` sends ``{"error": {"message": text}}``.  ``fault`` is
-    one of ``reset``, ``hang``, ``malformed``, ``empty_choices`` or ``error_body``.  ``usage`` (None:
+    A status of 300 or more without a ``body`` sends ``{"error": {"message": text}}`` (an empty
+    body when ``text`` is empty).  ``fault`` is
+    one of ``reset``, ``hang``, ``drip`` (the answer's body one byte every :data:`DRIP_SECONDS`),
+    ``malformed``, ``empty_choices`` or ``error_body``.  ``usage`` (None:
     the server's) is the token count the reply states.
     """
 
@@ -286,7 +290,7 @@ class FakeServer:
             return True
         payload = reply.body
         if payload is None and reply.status >= 300:
-            payload = {"error": {"message": reply.text or f"status {reply.status}"}}
+            payload = {"error": {"message": reply.text}} if reply.text else b""
         if payload is None:
             payload = {
                 "id": "chatcmpl-test",
@@ -301,12 +305,17 @@ class FakeServer:
                 ],
                 "usage": dict(self.usage if reply.usage is None else reply.usage),
             }
-        await self._send(writer, reply.status, payload, reply.headers)
+        await self._send(writer, reply.status, payload, reply.headers, drip=reply.fault == "drip")
         return True
 
     @staticmethod
     async def _send(
-        writer: asyncio.StreamWriter, status: int, payload: Any, headers: Mapping[str, str] | None = None
+        writer: asyncio.StreamWriter,
+        status: int,
+        payload: Any,
+        headers: Mapping[str, str] | None = None,
+        *,
+        drip: bool = False,
     ) -> None:
         data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
         lines = [
@@ -315,7 +324,16 @@ class FakeServer:
             f"Content-Length: {len(data)}",
         ]
         lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
-        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + data)
+        head = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1")
+        if not drip:
+            writer.write(head + data)
+            await writer.drain()
+            return
+        writer.write(head)
+        for i in range(len(data)):
+            await writer.drain()
+            await asyncio.sleep(DRIP_SECONDS)
+            writer.write(data[i : i + 1])
         await writer.drain()
 
 

@@ -14,7 +14,9 @@ from .client import (
     EndpointError,
     RetryPolicy,
     api_key_from,
+    api_key_variable,
     chat_completions_url,
+    redact,
 )
 
 __all__ = ["EndpointError", "OpenAIProxy", "build_messages", "check_key_variable"]
@@ -94,7 +96,7 @@ class OpenAIProxy:
 
     def config(self) -> dict[str, Any]:
         config = {
-            "url": self.url,
+            "url": redact(self.url),
             "model": self.model,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
@@ -122,6 +124,14 @@ class OpenAIProxy:
             return api_key_from()
         return api_key_from(variable=check_key_variable(self.api_key_env))
 
+    def _key_variable(self) -> str | None:
+        """The variable the key came from, for "the endpoint refused the key (from $VAR)"."""
+        if self._api_key or self.api_key_env is None:
+            return None
+        if self.api_key_env == DEFAULT_KEY_VARIABLE:
+            return api_key_variable()
+        return self.api_key_env
+
     def _http(self) -> ChatClient:
         with self._lock:
             if self._client is None:
@@ -133,6 +143,7 @@ class OpenAIProxy:
                     self.url,
                     self.model,
                     api_key=self._key(),
+                    api_key_env=self._key_variable(),
                     timeout=self.timeout,
                     retry=RetryPolicy(
                         max_retries=self.max_retries, base_delay=0.5, max_delay=8.0, max_retry_after=30.0
@@ -147,7 +158,8 @@ class OpenAIProxy:
         if self.system_prompt is not None:
             messages = [{"role": "system", "content": self.system_prompt}, *messages]
         completion = self._http().complete(messages)
-        return {"response": completion.content, **(completion.usage or {})}
+        cost = {} if completion.cost is None else {"cost": completion.cost}
+        return {"response": completion.content, **(completion.usage or {}), **cost}
 
 
 #: What an environment variable's name looks like by convention; anything else is not echoed.

@@ -74,6 +74,7 @@ class JudgeClient:
                 url,
                 model,
                 api_key=api_key,
+                api_key_env=self.api_key_env,
                 timeout=timeout,
                 retry=retry,
                 concurrency=concurrency,
@@ -107,7 +108,7 @@ class JudgeClient:
         except EndpointError as exc:
             self.stats.attempts += exc.attempts
             self.stats.call_errors += 1
-            raise JudgeCallError(self._refused(self.redact(exc.reason))) from None
+            raise JudgeCallError(self.redact(exc.reason)) from None
         self.stats.attempts += completion.attempts
         if completion.usage:
             self.stats.input_tokens += completion.usage.get("input_tokens", 0.0)
@@ -118,21 +119,6 @@ class JudgeClient:
     def redact(self, text: str) -> str:
         """``text`` without the key or the URL's password (nor any run of 8 of their characters)."""
         return mask_secrets(text, self._secrets)
-
-    def _refused(self, reason: str) -> str:
-        """A 401 or 403 (never retried) says whose key the endpoint refused, as the core client's
-        messages do (``HTTP 401: the endpoint refused the key (from $VAR): ...``)."""
-        status = reason[:8]
-        if status not in ("HTTP 401", "HTTP 403") or "refused the key" in reason or "none was sent" in reason:
-            return reason
-        if not self._key:
-            said = "the endpoint wants a key and none was sent"
-        else:
-            said = "the endpoint refused the key" + (
-                f" (from ${self.api_key_env})" if self.api_key_env else ""
-            )
-        rest = reason[8:].removeprefix(":").strip()
-        return f"{status}: {said}" + (f": {rest}" if rest else "")
 
     def store(self, answer: Answer) -> None:
         """Cache a fresh answer once its verdict was read (an unreadable one is asked again next run)."""
