@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from context_bench.client import AsyncChatClient, AsyncPools, EndpointError, RetryPolicy
-from context_bench.secrets import redact, url_password
+from context_bench.secrets import mask, redact, url_password
 
 from . import loop
 from .cache import Answer, ResponseCache, request_key
@@ -113,11 +113,13 @@ class JudgeClient:
         if completion.usage:
             self.stats.input_tokens += completion.usage.get("input_tokens", 0.0)
             self.stats.output_tokens += completion.usage.get("output_tokens", 0.0)
-        # A judge may echo the key in its answer: masked before anything reads, reports or caches it.
-        return Answer(content=self.redact(completion.content), usage=completion.usage, key=key)
+        # A judge may echo the key in its answer: masked before anything reads, reports or caches it
+        # (only the secrets themselves: a verdict is not free text to scrub).
+        return Answer(content=mask(completion.content, *self._secrets), usage=completion.usage, key=key)
 
     def redact(self, text: str) -> str:
-        """``text`` without the key or the URL's password (nor any run of 8 of their characters)."""
+        """Error text without the key or the URL's password (nor any run of 8 of their characters),
+        nor anything else that reads as a secret."""
         return redact(text, *self._secrets)
 
     def store(self, answer: Answer) -> None:
