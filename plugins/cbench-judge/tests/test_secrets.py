@@ -195,3 +195,9 @@ def test_masking() -> None:
         "hf_abcdefgh",
     ):
         assert key_shaped(shape), shape
+
+
+def test_an_answer_is_masked_of_the_secrets_only_not_scrubbed_as_free_text(judge_server) -> None:
+    """ "bearer" followed by the verdict is a word of the answer, not a token to hide."""
+    server = judge_server(lambda body: "The ring bearer\nVERDICT: YES")
+    assert MemoryJudge(server.url, api_key=SECRET).score(ROW, ROW)["memory_judge"] == 1.0
