@@ -197,7 +197,9 @@ def test_masking() -> None:
         assert key_shaped(shape), shape
 
 
-def test_an_answer_is_masked_of_the_secrets_only_not_scrubbed_as_free_text(judge_server) -> None:
+def test_an_answer_is_masked_of_the_secrets_only_not_scrubbed_as_free_text(judge_server, tmp_path) -> None:
     """ "bearer" followed by the verdict is a word of the answer, not a token to hide."""
-    server = judge_server(lambda body: "The ring bearer\nVERDICT: YES")
-    assert MemoryJudge(server.url, api_key=SECRET).score(ROW, ROW)["memory_judge"] == 1.0
+    server = judge_server(lambda body: f"The ring bearer VERDICT: YES ({SECRET})")
+    assert MemoryJudge(server.url, api_key=SECRET, cache_dir=tmp_path).score(ROW, ROW)["memory_judge"] == 1.0
+    (stored,) = _files(tmp_path)
+    assert b"The ring bearer VERDICT: YES (***)" in stored
