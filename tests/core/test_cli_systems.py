@@ -221,7 +221,7 @@ def test_without_any_key_variable_openai_api_key_is_sent(capsys, server, data, m
 @pytest.mark.parametrize(
     "variable, shown, hidden",
     [
-        ("CB_TEST_UNSET_KEY", "$CB_TEST_UNSET_KEY is not set", None),
+        ("CB_TEST_UNSET_KEY", "--api-key-env CB_TEST_UNSET_KEY names a variable that is not set", None),
         ("sk-live-SECRET0123456789", "may be the key itself", "SECRET"),
         ("skliveSECRET0123456789", "its name is not shown", "SECRET"),
     ],

@@ -279,7 +279,7 @@ def test_the_key_variable_is_named_but_a_key_given_as_its_name_is_not_shown(monk
     with pytest.raises(ValueError) as caught:
         api_key_from(None, "sk-live-SECRET-value")
     assert "SECRET" not in str(caught.value)
-    with pytest.raises(ValueError, match="'UNSET_VARIABLE_X' is not set"):
+    with pytest.raises(ValueError, match="UNSET_VARIABLE_X names a variable that is not set"):
         api_key_from(None, "UNSET_VARIABLE_X")
 
 
@@ -370,7 +370,7 @@ def test_content_parts_are_joined_and_other_content_is_an_error(face):
 
 
 def test_any_run_of_eight_key_characters_is_redacted():
-    from context_bench.client import redact
+    from context_bench.secrets import redact
 
     key = "sk-REDTEAMSECRET0123456789abcdef"
     assert redact(f"Bearer {key}", key) == "Bearer ***"
@@ -395,7 +395,8 @@ def test_a_key_cut_by_the_shortening_or_echoed_in_part_never_shows(face):
 
 @pytest.mark.parametrize("face", FACES)
 def test_a_password_in_the_url_never_reaches_an_error_or_the_config(face):
-    from context_bench.client import ChatClient, redact
+    from context_bench.client import ChatClient
+    from context_bench.secrets import redact
     from context_bench.systems import OpenAIProxy
     from context_bench.testing import FakeServer, Reply
 

@@ -13,9 +13,10 @@ from context_bench import EvalResult, EvalRow, RowError, UsageError
 from context_bench.cli import RunOptions, emit, main
 from context_bench.encodable import repair_text as encodable
 from context_bench.files import atomic_write_text
-from context_bench.metadata import describe_system, redact_command, redact_url, run_metadata
+from context_bench.metadata import describe_system, run_metadata
 from context_bench.records import GroupSummary, Summary
 from context_bench.reports import FORMATS, render
+from context_bench.secrets import redact, redact_command
 from context_bench.summary import Summarizer
 from context_bench.systems import OpenAIProxy
 
@@ -204,7 +205,7 @@ def test_redaction_of_command_lines_and_urls():
     assert "SECRET" not in shown and "hunter2" not in shown and "abc123" not in shown
     assert "http://user:***@127.0.0.1:4000/v1?api_key=***" in shown
     assert "--api-key-env OPENAI_API_KEY" in shown and "data.jsonl" in shown
-    assert redact_url("https://host/v1") == "https://host/v1"
+    assert redact("https://host/v1") == "https://host/v1"
 
 
 def test_metadata_names_versions_systems_and_the_command_without_secrets():

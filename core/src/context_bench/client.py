@@ -22,8 +22,9 @@ endpoint) and share every rule:
 * deadlines: one HTTP request may take ``timeout`` seconds in all (a body dripping in slowly is cut
   off there, not only a silent socket), and one call ``deadline`` seconds with its retries, its waits
   and the cool-down; a call that would pass its deadline fails at once with the endpoint's last word;
-* an error says the endpoint's own ``error.message``; the API key (any 8 characters of it in a row)
-  and passwords in URLs are redacted from every error text, before the text is shortened;
+* an error says the endpoint's own ``error.message``; the API key and the URL's password (any 8
+  characters of either in a row) and whatever reads as a secret are redacted from every error text
+  (:func:`context_bench.secrets.redact`) before the text is shortened, and from every answer;
 * the cost the endpoint reports (LiteLLM's ``x-litellm-response-cost``, a ``usage.cost``) is kept on
   the :class:`Completion`, and content given as OpenAI content parts is joined as text.
 
@@ -48,7 +49,6 @@ import logging
 import math
 import os
 import random
-import re
 import threading
 import time
 from collections import deque
@@ -59,6 +59,8 @@ from urllib.request import getproxies, proxy_bypass
 
 import attrs
 import httpx
+
+from .secrets import KEY_RUN, check_key_variable, looks_like_key, mask, redact, url_password
 
 log = logging.getLogger("context_bench.client")
 
@@ -141,36 +143,26 @@ def chat_completions_url(url: str) -> str:
     return clean + "/chat/completions"
 
 
-_VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def api_key_from(api_key: str | None = None, variable: str | None = None) -> str | None:
-    """An explicit key, else the value of the named variable (unset is a ValueError: a setup bug, not
-    a thousand failed calls), else ``$OPENAI_API_KEY``, else none (local relays often need none)."""
+def api_key_from(
+    api_key: str | None = None, variable: str | None = None, what: str = "api_key_env"
+) -> str | None:
+    """An explicit key, else the value of the named variable (checked by :func:`check_key_variable`,
+    as ``what``: unset is a ValueError, a setup bug, not a thousand failed calls), else
+    ``$OPENAI_API_KEY``, else none (local relays often need none)."""
     if api_key:
         return api_key
     if variable is not None:
-        if not isinstance(variable, str) or not variable.strip():
-            raise ValueError("the API key variable name must be a non-empty string")
-        value = os.environ.get(variable.strip())
-        if not value:
-            if not _VARIABLE_NAME.fullmatch(variable.strip()):
-                # not a variable's name: most likely the key itself, which no error may show
-                raise ValueError(
-                    "the API key variable's name is not a variable name (was the key itself given?)"
-                )
-            raise ValueError(f"the API key variable {variable.strip()!r} is not set in the environment")
-        return value
+        return os.environ[check_key_variable(variable, what)]
     return os.environ.get(DEFAULT_KEY_VARIABLE) or None
 
 
 def api_key_variable(api_key: str | None = None, variable: str | None = None) -> str | None:
     """The variable :func:`api_key_from` takes the key from (None for an explicit key, or none), for
-    messages such as "the endpoint refused the key (from $VAR)"."""
+    messages such as "the endpoint refused the key (from $VAR)"; never a value that looks like a key."""
     if api_key:
         return None
-    if isinstance(variable, str) and variable.strip():
-        return variable.strip()
+    if variable is not None:
+        return None if looks_like_key(variable) else variable.strip()
     return DEFAULT_KEY_VARIABLE if os.environ.get(DEFAULT_KEY_VARIABLE) else None
 
 
@@ -221,46 +213,9 @@ def retry_hint(headers: Mapping[str, str], *, cap: float, now: float | None = No
 
 # -- what an error may show ------------------------------------------------------------------------
 
-#: A run of this many characters of the key is the key, wherever it appears.
-KEY_RUN = 8
 #: Characters of an error text read at all (redacted, then shortened to what is shown).
 _READ_LIMIT = 8192
 _SHOWN_LIMIT = 300
-_URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/?#@:]*):[^\s/?#@]*@")
-
-
-def redact(text: str, secret: str | None = None) -> str:
-    """``text`` without passwords in URLs (``user:pass@host`` becomes ``user:***@host``) and without
-    ``secret``: every run of :data:`KEY_RUN` or more of its characters becomes ``***`` (a key cut
-    in two by a shortening, or echoed in part, is still the key)."""
-    return redact_key(_URL_PASSWORD.sub(r"\1:***@", text), secret)
-
-
-def redact_key(text: str, secret: str | None) -> str:
-    """``text`` with every run of :data:`KEY_RUN` or more characters of ``secret`` made ``***``."""
-    if not secret:
-        return text
-    if len(secret) < KEY_RUN:
-        return text.replace(secret, "***")
-    runs = {secret[i : i + KEY_RUN] for i in range(len(secret) - KEY_RUN + 1)}
-    if not any(run in text for run in runs):  # the common case, at C speed
-        return text
-    hidden = bytearray(len(text))
-    for i in range(len(text) - KEY_RUN + 1):
-        if text[i : i + KEY_RUN] in runs:
-            hidden[i : i + KEY_RUN] = b"\x01" * KEY_RUN
-    if not any(hidden):
-        return text
-    out, i = [], 0
-    while i < len(text):
-        if hidden[i]:
-            out.append("***")
-            while i < len(text) and hidden[i]:
-                i += 1
-        else:
-            out.append(text[i])
-            i += 1
-    return "".join(out)
 
 
 def _snippet(text: str, limit: int = _SHOWN_LIMIT) -> str:
@@ -488,8 +443,10 @@ class _BaseChatClient:
         self._headers = {"Content-Type": "application/json"}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
-        self._secret = api_key
-        self._key_source = api_key_env if api_key_env and _VARIABLE_NAME.fullmatch(api_key_env) else None
+        self._keyed = bool(api_key)
+        # masked in every error text and every answer: the key and the URL's password
+        self._secrets = tuple(s for s in (api_key, url_password(url)) if s)
+        self._key_source = api_key_env if api_key_env and not looks_like_key(api_key_env) else None
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(url={self.url!r}, model={self.model!r})"
@@ -504,7 +461,7 @@ class _BaseChatClient:
 
     def _shown(self, text: str) -> str:
         """Redacted first, then shortened: a key cut in half by the shortening would leak its head."""
-        return _snippet(redact(text[:_READ_LIMIT], self._secret))
+        return _snippet(redact(text[:_READ_LIMIT], *self._secrets))
 
     def _failed_transport(self, exc: httpx.TransportError, budget: float) -> _Failure:
         if isinstance(exc, httpx.TimeoutException):
@@ -515,7 +472,7 @@ class _BaseChatClient:
         return _Failure(f"no complete answer within {budget:g}s (timeout for the whole request)", True)
 
     def _refused(self) -> str:
-        if not self._secret:
+        if not self._keyed:
             return "the endpoint wants a key and none was sent"
         source = f" (from ${self._key_source})" if self._key_source else ""
         return f"the endpoint refused the key{source}"
@@ -558,10 +515,9 @@ class _BaseChatClient:
             kind = "content parts other than text" if isinstance(content, list) else type(content).__name__
             return _Failure(f"response content is a {kind}, not text", False)
         usage = data.get("usage")
-        if self._secret and len(self._secret) >= KEY_RUN:
-            # a model echoing the key must not carry it into results, caches or reports (a short
-            # "key" such as vLLM's EMPTY is a placeholder, and may be a word of the answer)
-            answer = redact_key(answer, self._secret)
+        # a model echoing the key must not carry it into results, caches or reports (a short "key"
+        # such as vLLM's EMPTY is a placeholder, and may be a word of the answer)
+        answer = mask(answer, *(s for s in self._secrets if len(s) >= KEY_RUN))
         return Completion(content=answer, usage=_usage(usage), cost=_cost(headers, usage))
 
     def _give_up(self, tries: _Tries, reason: str, why: str) -> EndpointError:

@@ -26,20 +26,14 @@ import warnings
 from collections.abc import Mapping
 from typing import Any
 
-_SECRET_WORDS = ("key", "token", "secret", "password", "authorization", "credential")
+from .secrets import secret_name
+
 _MAX_DEPTH = 20
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 #: Describes what cannot be described: it differs in every process, so it never matches a cache.
 _THIS_PROCESS = os.urandom(8).hex()
 
 _Seen = tuple[int, ...]  # ids of the containers being described, to stop at a cycle
-
-
-def _is_secret(name: str) -> bool:
-    lowered = name.lower()
-    if lowered.startswith(("max_", "min_")) and lowered.endswith("tokens"):  # max_tokens: a count
-        return False
-    return any(word in lowered for word in _SECRET_WORDS)
 
 
 def _class_name(kind: type) -> str:
@@ -71,7 +65,7 @@ def _plain(value: Any, path: _Seen) -> Any:
     if isinstance(value, (set, frozenset)):
         return sorted((_plain(v, path) for v in value), key=_canonical)
     if isinstance(value, Mapping):
-        return {str(k): _plain(v, path) for k, v in value.items() if not _is_secret(str(k))}
+        return {str(k): _plain(v, path) for k, v in value.items() if not secret_name(str(k))}
     return _describe(value, path)
 
 
@@ -122,7 +116,7 @@ def _config(obj: Any, path: _Seen) -> dict[str, Any] | None:
     settings = _settings(obj)
     if settings is None:
         return None
-    plain = {k: _plain(v, path) for k, v in settings.items() if not _is_secret(k)}
+    plain = {k: _plain(v, path) for k, v in settings.items() if not secret_name(k)}
     return {k: v for k, v in plain.items() if v is not None}
 
 

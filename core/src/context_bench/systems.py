@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import re
 import threading
 from collections.abc import Mapping
 from typing import Any
@@ -16,10 +14,10 @@ from .client import (
     api_key_from,
     api_key_variable,
     chat_completions_url,
-    redact,
 )
+from .secrets import check_key_variable, redact
 
-__all__ = ["EndpointError", "OpenAIProxy", "build_messages", "check_key_variable"]
+__all__ = ["EndpointError", "OpenAIProxy", "build_messages"]
 
 
 def build_messages(example: Mapping[str, Any]) -> list[dict[str, str]]:
@@ -51,8 +49,9 @@ class OpenAIProxy:
 
     The key is ``api_key``, else the value of the environment variable ``api_key_env``: the default,
     ``$OPENAI_API_KEY``, is sent when it is set; any other variable must be set (a ValueError
-    naming it, never a value); ``api_key_env=None`` sends no key.  It is read when the first
-    request is made and never stored in the configuration that names cache entries.
+    naming it, never a value: :func:`context_bench.secrets.check_key_variable`); ``api_key_env=None``
+    sends no key.  It is read when the first request is made and never stored in the configuration
+    that names cache entries.
     ``temperature`` and ``max_tokens`` are sent only when set (some reasoning models refuse them);
     ``extra_body`` adds fields to every request body and ``system_prompt`` a system message first.
     """
@@ -122,7 +121,7 @@ class OpenAIProxy:
             return self._api_key or None
         if self.api_key_env == DEFAULT_KEY_VARIABLE:
             return api_key_from()
-        return api_key_from(variable=check_key_variable(self.api_key_env))
+        return api_key_from(variable=self.api_key_env)
 
     def _key_variable(self) -> str | None:
         """The variable the key came from, for "the endpoint refused the key (from $VAR)"."""
@@ -130,7 +129,7 @@ class OpenAIProxy:
             return None
         if self.api_key_env == DEFAULT_KEY_VARIABLE:
             return api_key_variable()
-        return self.api_key_env
+        return api_key_variable(variable=self.api_key_env)
 
     def _http(self) -> ChatClient:
         with self._lock:
@@ -160,24 +159,3 @@ class OpenAIProxy:
         completion = self._http().complete(messages)
         cost = {} if completion.cost is None else {"cost": completion.cost}
         return {"response": completion.content, **(completion.usage or {}), **cost}
-
-
-#: What an environment variable's name looks like by convention; anything else is not echoed.
-_VARIABLE_NAME = re.compile(r"[A-Z_][A-Z0-9_]{0,63}")
-
-
-def check_key_variable(variable: str) -> str:
-    """``variable`` when it names a set environment variable; else a ValueError that names it only
-    when it looks like a variable name (a key pasted in its place is never echoed)."""
-    shown = f"${variable}" if isinstance(variable, str) and _VARIABLE_NAME.fullmatch(variable) else None
-    if not isinstance(variable, str) or not variable.strip():
-        raise ValueError("the API key variable name must be a non-empty string")
-    if shown is None and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", variable):
-        raise ValueError(
-            "the API key variable must be the NAME of an environment variable, such as "
-            "PROXY_API_KEY (what was given is not shown: it may be the key itself)"
-        )
-    if not os.environ.get(variable):
-        what = shown or "the API key variable given (its name is not shown: it may be a key)"
-        raise ValueError(f"{what} is not set in the environment")
-    return variable

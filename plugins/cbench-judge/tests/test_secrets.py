@@ -122,11 +122,84 @@ def test_the_cli_refuses_a_dead_judge_url_without_its_password(tmp_path) -> None
     assert "--judge-url" in done.stderr and "unreachable" in done.stderr
 
 
-def test_masking() -> None:
-    from cbench_judge.redaction import mask_secret, public_url
+def _runs(text: str) -> list[str]:
+    """The runs of 8 characters of SECRET that ``text`` still holds."""
+    return [SECRET[i : i + 8] for i in range(len(SECRET) - 7) if SECRET[i : i + 8] in text]
 
-    assert mask_secret(f"a {SECRET} b", SECRET) == "a *** b"
-    assert mask_secret(f"cut: {SECRET[:14]}", SECRET) == "cut: ***"
-    assert mask_secret("short sk-12 run", "sk-12345678") == "short sk-12 run"
-    assert public_url("http://u:p@h:1/v1") == "http://u:***@h:1/v1"
-    assert public_url("http://h:1") == "http://h:1"
+
+@pytest.mark.parametrize("judge", ["MemoryJudge", "FalseMemoryRate", "LLMJudge"])
+@pytest.mark.parametrize("given", [SECRET, "skliveSECRET0123456789", "f3a9b2c4d5e6f7a8b9c0d1e2f3a4b5c6"])
+def test_no_judge_config_error_shows_a_key_given_as_its_variable(judge_server, judge, given) -> None:
+    import cbench_judge
+
+    with pytest.raises(JudgeConfigError) as raised:
+        getattr(cbench_judge, judge)(judge_server().url, api_key_env=given)
+    message = str(raised.value)
+    assert message.startswith(f"{judge}: api_key_env looks like a key") and given not in message
+    with pytest.raises(JudgeConfigError) as raised:
+        JudgeEvaluator({"url": judge_server().url, "model": "m", "api_key": given})
+    assert given not in str(raised.value) and "SECRET" not in str(raised.value)
+
+
+def test_an_unset_judge_key_variable_is_named_in_the_one_wording(judge_server, monkeypatch) -> None:
+    monkeypatch.delenv("CB_UNSET_JUDGE_KEY", raising=False)
+    with pytest.raises(
+        JudgeConfigError, match="^MemoryJudge: api_key_env CB_UNSET_JUDGE_KEY names a variable"
+    ):
+        MemoryJudge(judge_server().url, api_key_env="CB_UNSET_JUDGE_KEY")
+    with pytest.raises(context_bench.UsageError, match="^--judge-api-key-env CB_UNSET_JUDGE_KEY names a"):
+        build_memory_judge({"judge_url": judge_server().url, "judge_api_key_env": "CB_UNSET_JUDGE_KEY"})
+
+
+@pytest.mark.parametrize("command", ["score", "run", "memory"])
+def test_no_usage_error_of_judge_api_key_env_shows_a_key(judge_server, tmp_path, capsys, command) -> None:
+    from context_bench.cli import main
+
+    if command == "memory":
+        pytest.importorskip("cbench_memory")
+    url = judge_server().url
+    data = tmp_path / "rows.jsonl"
+    data.write_text(json.dumps(ROW) + "\n")
+    argv = {
+        "score": ["score", str(data)],
+        "run": ["run", "--proxy", url, "--dataset", str(data)],
+        "memory": ["memory", "--dataset", str(data)],
+    }[command]
+    code = main([*argv, "--judge-url", url, "--judge-api-key-env", SECRET, "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--judge-api-key-env looks like a key" in err and not _runs(err)
+
+
+def test_a_password_echoed_bare_by_the_judge_reaches_no_cache(judge_server, tmp_path) -> None:
+    server = judge_server(lambda body: "hunter2-password, I remember. VERDICT: YES")
+    url = server.url.replace("http://", "http://judge:hunter2-password@")
+    judge = MemoryJudge(url, cache_dir=tmp_path)
+    assert judge.score(ROW, ROW)["memory_judge"] == 1.0
+    stored = _files(tmp_path)
+    assert stored and all(b"hunter2" not in blob for blob in stored)
+
+
+def test_masking() -> None:
+    """The judges mask through the core's rules (context_bench.secrets), the key-prefix shapes included."""
+    from context_bench.secrets import key_shaped, mask, redact
+
+    assert mask(f"a {SECRET} b", SECRET) == "a *** b"
+    assert mask(f"cut: {SECRET[:14]}", SECRET) == "cut: ***"
+    assert redact("http://u:p@h:1/v1") == "http://u:***@h:1/v1"
+    for shape in (
+        "sk-abcdefgh",
+        "pk_live_abcdef",
+        "ghp_abcdefgh",
+        "xoxb-123456",
+        "AIzaSyAbcdef",
+        "hf_abcdefgh",
+    ):
+        assert key_shaped(shape), shape
+
+
+def test_an_answer_is_masked_of_the_secrets_only_not_scrubbed_as_free_text(judge_server, tmp_path) -> None:
+    """ "bearer" followed by the verdict is a word of the answer, not a token to hide."""
+    server = judge_server(lambda body: f"The ring bearer VERDICT: YES ({SECRET})")
+    assert MemoryJudge(server.url, api_key=SECRET, cache_dir=tmp_path).score(ROW, ROW)["memory_judge"] == 1.0
+    (stored,) = _files(tmp_path)
+    assert b"The ring bearer VERDICT: YES (***)" in stored

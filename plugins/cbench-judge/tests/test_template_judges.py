@@ -154,7 +154,7 @@ def test_setup_bugs_raise(judge_server, monkeypatch) -> None:
 
 def test_unset_key_variable_fails_once_at_construction(judge_server, monkeypatch) -> None:
     monkeypatch.delenv("UNSET_JUDGE_KEY", raising=False)
-    with pytest.raises(JudgeConfigError, match="'UNSET_JUDGE_KEY' is not set"):
+    with pytest.raises(JudgeConfigError, match="UNSET_JUDGE_KEY names a variable that is not set"):
         JudgeEvaluator({"url": judge_server().url, "model_id": "m", "api_key": "UNSET_JUDGE_KEY"})
 
 

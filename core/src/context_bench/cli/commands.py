@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UsageError
 from ..plugins import PluginHost
 from ..records import EvalResult
+from ..secrets import redact
 from .run_options import RunOptions, check_reachable, emit
 from .system_flags import systems_from_args
 
@@ -36,7 +37,7 @@ def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
         try:
             systems.append(OpenAIProxy(system.url, **system.proxy_kwargs(keys_named=keys_named)))
         except ValueError as exc:  # an unset key variable: named, its value never shown
-            raise UsageError(f"--proxy {system.url}: {exc}") from None
+            raise UsageError(f"--proxy {redact(system.url)}: {exc}") from None
     for system in settings:
         check_reachable(system.url)
     return _evaluate(systems, inputs, options, host)

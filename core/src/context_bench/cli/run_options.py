@@ -16,6 +16,7 @@ from ..errors import UsageError
 from ..plugins import PluginHost
 from ..records import EvalResult
 from ..reports import FORMATS
+from ..secrets import redact
 
 
 def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
@@ -198,14 +199,15 @@ def _metadata() -> dict[str, Any]:
 
 def check_reachable(url: str, flag: str = "--proxy") -> None:
     """Fail fast, in one line, when nothing listens at an endpoint (rather than one error per row)."""
+    shown = redact(url)  # never a password it carries
     try:
         parts = urlsplit(url)
         port = parts.port or (443 if parts.scheme == "https" else 80)
     except ValueError as exc:  # a port out of range, an unclosed IPv6 bracket
-        raise UsageError(f"{flag} {url}: not a usable http(s) URL ({exc})") from None
+        raise UsageError(f"{flag} {shown}: not a usable http(s) URL ({exc})") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise UsageError(f"{flag} {url}: not an http(s) URL")
+        raise UsageError(f"{flag} {shown}: not an http(s) URL")
     try:
         socket.create_connection((parts.hostname, port), timeout=5).close()
     except OSError as exc:
-        raise UsageError(f"{flag} {url}: endpoint unreachable: {exc.strerror or exc}") from None
+        raise UsageError(f"{flag} {shown}: endpoint unreachable: {exc.strerror or exc}") from None

@@ -29,6 +29,7 @@ from urllib.parse import urlsplit
 import attrs
 
 from ..errors import UsageError
+from ..secrets import check_key_variable, key_shaped, redact
 
 DEFAULT_MODEL = "gpt-4o-mini"
 #: The namespace attribute the flags below append to, in command-line order.
@@ -81,7 +82,8 @@ def _typed(convert: Callable[[str], Any], what: str) -> Callable[[str], Any]:
         try:
             return convert(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"must be {what} (got {text!r})") from None
+            got = "a value that looks like a key, not shown" if key_shaped(text) else repr(text)
+            raise argparse.ArgumentTypeError(f"must be {what} (got {got})") from None
 
     check.__name__ = what  # argparse names the type in its own messages
     return check
@@ -162,11 +164,19 @@ class SystemSettings:
     max_retries: int | None = None
     max_tokens: int | None = None
     temperature: float | None = None
+    #: Where ``api_key_env`` was given (the flag, or the run file's setting), for its error.
+    key_option: str = attrs.field(default="--api-key-env", eq=False, repr=False)
 
     def proxy_kwargs(self, *, keys_named: bool) -> dict[str, Any]:
         """``OpenAIProxy`` keyword arguments.  ``keys_named``: some system named its key variable,
-        so one that named none sends no key (never ``$OPENAI_API_KEY`` by surprise)."""
+        so one that named none sends no key (never ``$OPENAI_API_KEY`` by surprise).  A key
+        variable named but unset (or a key given in its place) is a UsageError, its value unshown."""
         kwargs: dict[str, Any] = {"model": self.model, "name": self.name}
+        if self.api_key_env is not None:
+            try:
+                check_key_variable(self.api_key_env, self.key_option)
+            except ValueError as exc:
+                raise UsageError(f"--proxy {redact(self.url)}: {exc}") from None
         if self.api_key_env is not None or keys_named:
             kwargs["api_key_env"] = self.api_key_env
         for field in ("system_prompt", "extra_body", "timeout", "max_retries", "max_tokens", "temperature"):
@@ -221,7 +231,7 @@ def _check_url(url: str) -> None:
         chat_completions_url(url)
         urlsplit(url.strip()).port  # noqa: B018 - raises on a port out of range
     except ValueError as exc:
-        raise UsageError(f"--proxy {url}: not a usable http(s) URL ({exc})") from None
+        raise UsageError(f"--proxy {redact(url)}: not a usable http(s) URL ({exc})") from None
 
 
 def bind_systems(flags: Sequence[tuple[str, Any]]) -> list[SystemSettings]:
@@ -257,7 +267,9 @@ def bind_systems(flags: Sequence[tuple[str, Any]]) -> list[SystemSettings]:
         for at, value in seen:
             target = follow[at] if at >= 0 else defaults
             if field in target:
-                where = f"--proxy {urls[at]}" if at >= 0 else "the first --proxy (the default for all)"
+                where = (
+                    f"--proxy {redact(urls[at])}" if at >= 0 else "the first --proxy (the default for all)"
+                )
                 raise UsageError(f"{option} is given twice for {where}: give it once per system")
             target[field] = value
         if field == "name" and "name" in defaults and last > 0:
@@ -269,7 +281,7 @@ def bind_systems(flags: Sequence[tuple[str, Any]]) -> list[SystemSettings]:
             missing = [url for url, slot in zip(urls, follow, strict=True) if field not in slot]
             if missing:
                 raise UsageError(
-                    f"{option} is given for some systems but not after --proxy {missing[0]}: give it "
+                    f"{option} is given for some systems but not after --proxy {redact(missing[0])}: give it "
                     "after every --proxy, or once before the first --proxy for all"
                 )
     systems = []
@@ -302,13 +314,13 @@ def _check_names(systems: list[SystemSettings]) -> None:
     seen: dict[str, str] = {}
     for system in systems:
         if not system.name.strip():
-            raise UsageError(f"--proxy {system.url}: --name may not be empty")
+            raise UsageError(f"--proxy {redact(system.url)}: --name may not be empty")
         if system.name in seen:
             raise UsageError(
                 f"two systems are named {system.name!r} (--proxy {seen[system.name]} and --proxy "
-                f"{system.url}): give each its own --name"
+                f"{redact(system.url)}): give each its own --name"
             )
-        seen[system.name] = system.url
+        seen[system.name] = redact(system.url)
 
 
 def systems_from_args(args: argparse.Namespace) -> list[SystemSettings]:
@@ -353,7 +365,7 @@ def systems_from_file(path: str) -> list[SystemSettings]:
                 settings[key] = flag.type(text)
             except argparse.ArgumentTypeError as exc:
                 raise UsageError(f"{where}: {key} {exc}") from None
-        systems.append(SystemSettings(url=url, **settings))
+        systems.append(SystemSettings(url=url, key_option="api_key_env", **settings))
     _check_names(systems)
     return systems
 

@@ -7,13 +7,13 @@ from pathlib import Path
 from typing import Any
 
 from context_bench import Scores
-from context_bench.client import DEFAULT_KEY_VARIABLE, RetryPolicy, api_key_from
+from context_bench.client import RetryPolicy, api_key_from, api_key_variable
+from context_bench.secrets import redact
 
 from . import loop
 from .client import JudgeClient, JudgeStats
 from .defaults import DEFAULT_CONCURRENCY, DEFAULT_MODEL
 from .errors import JudgeConfigError, JudgeError, JudgeInputError
-from .redaction import key_variable_problem, public_url
 
 
 def require(row: Mapping[str, Any], key: str, where: str, evaluator: str) -> Any:
@@ -40,16 +40,11 @@ def resolve_key(api_key: str | None, variable: str | None, where: str) -> tuple[
     itself, is a :class:`JudgeConfigError` that never shows the value."""
     if api_key:
         return api_key, None
-    if variable is not None:
-        problem = key_variable_problem(variable)
-        if problem:
-            raise JudgeConfigError(f"{where}: {problem}")
     try:
-        key = api_key_from(None, variable)
-    except ValueError as exc:  # names a variable checked above: nothing secret in it
-        raise JudgeConfigError(f"{where}: {exc}") from None
-    name = variable.strip() if variable is not None else DEFAULT_KEY_VARIABLE
-    return key, name if key else None
+        key = api_key_from(None, variable, f"{where}: api_key_env")
+    except ValueError as exc:  # shows the variable's name only when it reads as one
+        raise JudgeConfigError(str(exc)) from None
+    return key, api_key_variable(None, variable) if key else None
 
 
 def as_text(value: Any) -> str:
@@ -115,7 +110,7 @@ class BaseJudge:
         url = spelled(url, base_url, "url", "base_url", type(self).__name__)
         if url is None:
             raise JudgeConfigError(f"{type(self).__name__} needs the judge endpoint's url")
-        self.url = public_url(url)  # public attributes are configuration: never a password
+        self.url = redact(url)  # public attributes are configuration: never a password
         self.model = model
         self.api_key_env = api_key_env
         self.timeout = timeout

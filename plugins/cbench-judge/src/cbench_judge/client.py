@@ -16,12 +16,12 @@ from typing import Any
 import attrs
 
 from context_bench.client import AsyncChatClient, AsyncPools, EndpointError, RetryPolicy
+from context_bench.secrets import mask, redact, url_password
 
 from . import loop
 from .cache import Answer, ResponseCache, request_key
 from .defaults import DEFAULT_CONCURRENCY
 from .errors import JudgeCallError, JudgeConfigError
-from .redaction import mask_secrets, public_url, url_password
 
 log = logging.getLogger("cbench_judge")
 
@@ -83,7 +83,7 @@ class JudgeClient:
             )
         except ValueError as exc:
             raise JudgeConfigError(self.redact(f"judge {exc}")) from None
-        self.url = public_url(self._chat.url)  # the password stays inside the client, out of caches
+        self.url = self._chat.url  # shown without the password, which stays inside, out of caches
         self.model = model
         self.cache = ResponseCache(cache_dir) if cache_dir is not None else None
         self.stats = JudgeStats()
@@ -113,12 +113,14 @@ class JudgeClient:
         if completion.usage:
             self.stats.input_tokens += completion.usage.get("input_tokens", 0.0)
             self.stats.output_tokens += completion.usage.get("output_tokens", 0.0)
-        # A judge may echo the key in its answer: masked before anything reads, reports or caches it.
-        return Answer(content=self.redact(completion.content), usage=completion.usage, key=key)
+        # A judge may echo the key in its answer: masked before anything reads, reports or caches it
+        # (only the secrets themselves: a verdict is not free text to scrub).
+        return Answer(content=mask(completion.content, *self._secrets), usage=completion.usage, key=key)
 
     def redact(self, text: str) -> str:
-        """``text`` without the key or the URL's password (nor any run of 8 of their characters)."""
-        return mask_secrets(text, self._secrets)
+        """Error text without the key or the URL's password (nor any run of 8 of their characters),
+        nor anything else that reads as a secret."""
+        return redact(text, *self._secrets)
 
     def store(self, answer: Answer) -> None:
         """Cache a fresh answer once its verdict was read (an unreadable one is asked again next run)."""

@@ -10,12 +10,12 @@ from typing import Any
 import attrs
 
 from context_bench.client import RetryPolicy, chat_completions_url
+from context_bench.secrets import key_shaped, looks_like_key, redact, url_password
 
 from .base import resolve_key
 from .client import JudgeClient
 from .defaults import DEFAULT_CONCURRENCY
 from .errors import JudgeConfigError
-from .redaction import key_shaped, looks_like_key, mask_secrets, url_password
 
 #: NeMo's judge config format names three settings its own way; both spellings are read.
 NEMO_SPELLINGS = {"model_id": "model", "api_key": "api_key_env", "parallelism": "concurrency"}
@@ -115,7 +115,7 @@ def _without_secrets(message: str, mapping: Mapping[str, Any]) -> str:
             secrets.append(url_password(value))
         elif names_a_variable and value is not None:  # a key given as a number is still a key
             secrets.append(str(value))
-    return mask_secrets(message, secrets)
+    return redact(message, *secrets)
 
 
 _clients: dict[tuple[JudgeConfig, str], JudgeClient] = {}

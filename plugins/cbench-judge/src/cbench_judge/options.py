@@ -15,14 +15,8 @@ class _ReachableURL(argparse.Action):
 
     def __call__(self, parser: Any, namespace: Any, values: Any, option_string: str | None = None) -> None:
         from context_bench.cli import check_reachable
-        from context_bench.errors import UsageError
 
-        from .redaction import public_url
-
-        try:
-            check_reachable(values, option_string or "--judge-url")
-        except UsageError as exc:  # said in one line (exit 2), without the URL's password
-            raise UsageError(str(exc).replace(values, public_url(values))) from None
+        check_reachable(values, option_string or "--judge-url")  # one line, without the URL's password
         setattr(namespace, self.dest, values)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 import attrs
 
 from context_bench import Scores
+from context_bench.secrets import redact
 
 from . import loop
 from .base import as_text, spelled, verdict
@@ -18,7 +19,6 @@ from .config import JudgeConfig, client_for
 from .defaults import DEFAULT_MODEL
 from .errors import JudgeConfigError, JudgeError, JudgeInputError
 from .rating import QUESTION_KEYS, options_of, reference_of
-from .redaction import public_url
 from .templates import Template, template_for
 
 CALL_ERROR = "CALL_ERROR"
@@ -174,8 +174,7 @@ class _TemplateJudgeBase:
         self._judges = configs
         # public, so the runner's cache key covers the judges (the cache location is not configuration)
         self.judges = {
-            key: _as_dict(attrs.evolve(c, cache_dir=None, url=public_url(c.url)))
-            for key, c in configs.items()
+            key: _as_dict(attrs.evolve(c, cache_dir=None, url=redact(c.url))) for key, c in configs.items()
         }
 
     def score(self, original: dict, processed: dict) -> dict[str, float]:

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from context_bench.errors import UsageError
+from context_bench.secrets import check_key_variable
 
 from .defaults import DEFAULT_CONCURRENCY, DEFAULT_MODEL
 from .memory import FalseMemoryRate, MemoryJudge
 from .rating import LLMJudge
-from .redaction import key_variable_problem
 from .template_judge import JudgeEvaluator
 from .templates import BUILTIN
 
@@ -23,9 +23,10 @@ def _common(options: Mapping[str, Any]) -> dict[str, Any]:
         raise UsageError("the judge evaluators need --judge-url")
     variable = options.get("judge_api_key_env")
     if variable:
-        problem = key_variable_problem(variable)
-        if problem:
-            raise UsageError(f"--judge-api-key-env: {problem}")
+        try:
+            check_key_variable(variable, "--judge-api-key-env")
+        except ValueError as exc:  # shows the variable's name only when it reads as one
+            raise UsageError(str(exc)) from None
     concurrency = options.get("judge_concurrency") or DEFAULT_CONCURRENCY
     if not isinstance(concurrency, int) or concurrency < 1:
         raise UsageError(f"--judge-concurrency must be a positive integer, got {concurrency!r}")
