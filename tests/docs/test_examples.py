@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import importlib
 import inspect
 import io
 import json
@@ -35,6 +36,7 @@ import shlex
 import sys
 import tokenize
 import types
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -42,6 +44,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+import cbench_judge
+import context_bench
+from context_bench.errors import UsageError
+from context_bench.systems import OpenAIProxy
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))]
@@ -122,11 +129,17 @@ CLAIM_TYPES = {"float": float, "int": int, "str": str, "bool": bool, "dict": dic
 PLAIN = (ast.Constant, ast.Dict, ast.List, ast.Tuple, ast.Set, ast.Name, ast.UnaryOp, ast.USub, ast.Load)
 
 
-def claim_of(comment: str) -> tuple[bool, Any]:
-    """(True, value) when a comment states a value (``{'f1': 0.5}``, ``-> {"x": float}``)."""
+def _stated_text(comment: str) -> str | None:
+    """The value a comment states (``{'f1': 0.5}``, ``-> {"x": float}``), or None for prose."""
     text = comment.lstrip("#").strip()
     text = text[2:].strip() if text.startswith("->") else text
-    if not text or text[0] not in "{[('\"0123456789-":
+    return text if re.match(r"[{\[('\"\d]|-\d", text) else None
+
+
+def claim_of(comment: str) -> tuple[bool, Any]:
+    """(True, value) when a comment states a value; a comment that looks like one must be one."""
+    text = _stated_text(comment)
+    if text is None:
         return False, None
     try:
         tree = ast.parse(text, mode="eval")
@@ -206,6 +219,10 @@ def run_block(block: Block, source: str, namespace: dict[str, Any]) -> Ran:
                         f"{block.doc}:{stmt.lineno}: the example states {comment.lstrip('# ')}, got {value!r}"
                     )
     ran.out = stdout.getvalue()
+    stated_results = [c for c in notes.values() if _stated_text(c) is not None]
+    assert ran.claims == len(stated_results), (
+        f"a stated result follows no top-level expression: {stated_results}"
+    )
     return ran
 
 
@@ -237,19 +254,19 @@ class Example:
     check: Callable[[Context], None] | None = None
     cannot_run: str = ""  # why it cannot run at all (its check still reads it)
     xfail: str = ""  # what is wrong as written, and the fix
+    raises: type[BaseException] = Exception  # what it raises as written
 
 
 def _usage(prompt: int, completion: int) -> Any:
     return types.SimpleNamespace(prompt=prompt, completion=completion)
 
 
-def _sample(ctx: Context, **config: Any) -> Any:
-    judge = {"url": ctx.server.url, "model": "judge-model", **config}
+def _sample(ctx: Context) -> Any:
     return types.SimpleNamespace(
         question="Where did Alice grow up?",
         response="Alice grew up in Paris.",
         reference="Paris",
-        config={"judge": judge},
+        config={"judge": {"url": ctx.server.url, "model": "judge-model"}},
     )
 
 
@@ -275,8 +292,6 @@ def _check_memory_judge(ctx: Context) -> None:
 
 def _check_constructors(ctx: Context) -> None:
     """The listing's parameters, kinds and defaults are the constructors' own."""
-    import cbench_judge
-
     entries = re.findall(r"^(\w+)\((.*?)\)\n(?=\w|\Z)", ctx.block.text, re.S | re.M)
     assert len(entries) == len(re.findall(r"^\w+\(", ctx.block.text, re.M))
     for name, params in entries:
@@ -387,7 +402,6 @@ def _check_command(ctx: Context) -> None:
     host = get_host()
     parser = argparse.ArgumentParser()
     ns["configure"](parser, host)
-    (ctx.workdir / "qa.jsonl").write_text("")
     args = parser.parse_args(["--dataset", "qa.jsonl", "-n", "1", "--output", "json"])
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
@@ -455,7 +469,7 @@ EXAMPLES = [
         'grade_pattern=r"TONE=',
         stubs={
             "judge_score": (
-                lambda ctx: __import__("cbench_judge").judge_score,
+                lambda ctx: cbench_judge.judge_score,
                 "imported by the block above",
             ),
             "sample": (_sample, "a sample as the prose above describes it, its judge at the endpoint"),
@@ -481,6 +495,7 @@ EXAMPLES = [
             'load_locomo("~/data/locomo10.json") does not expand "~" (no such file): write '
             'load_locomo(os.path.expanduser("~/data/locomo10.json")) with `import os`, or a plain path'
         ),
+        raises=UsageError,
     ),
     Example("docs/memory.md", "client = OpenAIProxy(", check=_check_baselines),
     Example(
@@ -493,7 +508,7 @@ EXAMPLES = [
     Example(
         "docs/plugins.md",
         "class Evaluator(Protocol):",
-        stubs={"Protocol": (lambda ctx: __import__("typing").Protocol, "the sketch's base, typing.Protocol")},
+        stubs={"Protocol": (lambda ctx: typing.Protocol, "the sketch's base, typing.Protocol")},
         check=_check_protocol,
     ),
     Example(
@@ -502,11 +517,11 @@ EXAMPLES = [
         stubs={
             "url": (lambda ctx: ctx.server.url, "the command's own endpoint (its --my-endpoint)"),
             "evaluate": (
-                lambda ctx: __import__("context_bench").evaluate,
+                lambda ctx: context_bench.evaluate,
                 "context_bench.evaluate, named in the prose",
             ),
             "systems": (
-                lambda ctx: [__import__("context_bench.systems").systems.OpenAIProxy(ctx.server.url)],
+                lambda ctx: [OpenAIProxy(ctx.server.url)],
                 "the systems the command builds from its own flags",
             ),
             "rows": (_qa_rows, "the rows of the command's --dataset"),
@@ -522,7 +537,7 @@ EXAMPLES = [
         ),
         stubs={
             "WordCountDiff": (
-                lambda ctx: __import__("cbench_wordcount.evaluator").evaluator.WordCountDiff,
+                lambda ctx: importlib.import_module("cbench_wordcount.evaluator").WordCountDiff,
                 "the test module's import of the plugin's evaluator",
             )
         },
@@ -546,7 +561,9 @@ def test_every_listed_example_is_in_the_docs():
 
 def _param(block: Block) -> Any:
     example = example_for(block)
-    marks = [pytest.mark.xfail(strict=True, reason=example.xfail)] if example.xfail else []
+    marks = (
+        [pytest.mark.xfail(strict=True, raises=example.raises, reason=example.xfail)] if example.xfail else []
+    )
     return pytest.param(block, id=f"{block.doc}:python{block.number}:L{block.line}", marks=marks)
 
 
