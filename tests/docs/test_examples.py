@@ -36,7 +36,6 @@ import shlex
 import sys
 import tokenize
 import types
-import typing
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -508,7 +507,6 @@ EXAMPLES = [
     Example(
         "docs/plugins.md",
         "class Evaluator(Protocol):",
-        stubs={"Protocol": (lambda ctx: typing.Protocol, "the sketch's base, typing.Protocol")},
         check=_check_protocol,
     ),
     Example(
