@@ -76,6 +76,7 @@ def evaluate_memory(
     add_evaluators: Sequence[Any] = (),
     exclude_evaluators: Iterable[str] = (),
     dataset_name: str | None = None,
+    call_timeout: float | None = None,
     host: PluginHost | None = None,
 ) -> EvalResult:
     """Benchmark memory systems: each ingests every conversation, then answers its questions.
@@ -88,7 +89,10 @@ def evaluate_memory(
     QA pair becomes a row scored by ``evaluators`` (auto-wired when None) with a per-``qa_type``
     breakdown; ``row.meta`` holds ``conversation_id``, ``qa_type`` and ``ingest_latency``.  With
     ``cache_dir``, answers are kept as they arrive: a re-run skips conversations whose questions are
-    all answered and scores only what is missing.  Other arguments are those of ``evaluate``.
+    all answered and scores only what is missing.  ``call_timeout`` is the deadline of each call of
+    the scoring pass (an evaluator's, a judge's); the answer pass calls the memory system in its own
+    threads, without one.  Other arguments are those of ``evaluate``.  The progress display labels
+    the two passes ``answering`` and ``scoring``.
     """
     if max_concurrency < 1:
         raise ValueError("max_concurrency must be at least 1")
@@ -104,7 +108,7 @@ def evaluate_memory(
         for conv in convs
         if (questions := unanswered(entry, conv, cache))
     ]
-    bar = Progress(sum(len(job.rows) for job in jobs), enabled=progress)
+    bar = Progress(sum(len(job.rows) for job in jobs), label="answering", enabled=progress)
     try:
         AnswerPass(cache, bar).run(jobs, max_concurrency)
     finally:
@@ -125,6 +129,7 @@ def evaluate_memory(
         options=options,
         add_evaluators=add_evaluators,
         exclude_evaluators=exclude_evaluators,
+        call_timeout=call_timeout,
         host=host,
         breakdown=("qa_type",),
         run="memory",
