@@ -89,9 +89,11 @@ def evaluate_memory(
     QA pair becomes a row scored by ``evaluators`` (auto-wired when None) with a per-``qa_type``
     breakdown; ``row.meta`` holds ``conversation_id``, ``qa_type`` and ``ingest_latency``.  With
     ``cache_dir``, answers are kept as they arrive: a re-run skips conversations whose questions are
-    all answered and scores only what is missing.  ``call_timeout`` is the deadline of each call of
-    the scoring pass (an evaluator's, a judge's); the answer pass calls the memory system in its own
-    threads, without one.  Other arguments are those of ``evaluate``.  The progress display labels
+    all answered and scores only what is missing.  ``call_timeout`` (seconds) is the deadline of
+    every call: a memory system's ``reset``/``ingest``/``query`` past it fails that question and
+    the rest of its conversation (the instance is still busy; a plain instance serves no further
+    conversation), and an evaluator's past it fails that row.  Other arguments are those of
+    ``evaluate``.  The progress display labels
     the two passes ``answering`` and ``scoring``.
     """
     if max_concurrency < 1:
@@ -110,7 +112,7 @@ def evaluate_memory(
     ]
     bar = Progress(sum(len(job.rows) for job in jobs), label="answering", enabled=progress)
     try:
-        AnswerPass(cache, bar).run(jobs, max_concurrency)
+        AnswerPass(cache, bar, call_timeout).run(jobs, max_concurrency)
     finally:
         bar.close()
         if cache is not None:
