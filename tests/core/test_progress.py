@@ -52,6 +52,7 @@ class Clock:
 def clock(monkeypatch):
     ticking = Clock()
     monkeypatch.setattr(progress, "_clock", ticking)
+    monkeypatch.setenv("COLUMNS", "100")  # room for the whole bar
     return ticking
 
 
@@ -92,7 +93,23 @@ def test_a_run_labels_its_phase(monkeypatch, systems, label):
             return {"response": example["question"]}
 
     tty = TTY()
+    monkeypatch.setenv("COLUMNS", "100")  # room for the whole bar
     monkeypatch.setattr("sys.stderr", tty)
     rows = [{"id": "1", "question": "q", "answer": "q", "response": "q"}]
     evaluate(Echo() if systems else None, rows, host=isolated_host())
     assert screen(tty.getvalue())[0].startswith(f"{label} [")
+
+
+def test_the_line_fits_a_narrow_terminal(clock, monkeypatch):
+    """A line longer than the terminal wraps, and a wrapped line cannot be redrawn in place."""
+    tty = TTY()
+    bar = Progress(12345, stream=tty, label="answering")
+    for columns, second in (("75", 1.0), ("60", 2.0), ("40", 3.0)):
+        monkeypatch.setenv("COLUMNS", columns)
+        clock.now = second
+        bar.update()
+        assert len(tty.getvalue().rpartition("\r")[2]) <= int(columns) - 1  # padding included
+    first, second, third = (line.rstrip() for line in tty.getvalue().split("\r")[1:])
+    assert first.startswith("answering [-") and len(first) <= 74 and first.endswith("errors 0")
+    assert second == "answering 2/12345 rows  1.0 rows/s  ETA 3:25:43  errors 0"  # no room for a bar
+    assert len(third) <= 39 and third.startswith("answering 3/12345 rows")

@@ -208,6 +208,7 @@ def test_the_progress_line_names_its_phase_and_leaves_no_stale_digits(proxy, qa_
     rows = [*qa_rows * 4, {"question": "[429 once:progress] Capital of France?", "answer": "Paris"}]
     data = write_rows(tmp_path / "qa.jsonl", [{**row, "id": str(i)} for i, row in enumerate(rows)])
     tty = TTY()
+    monkeypatch.setenv("COLUMNS", "100")  # room for the whole bar
     monkeypatch.setattr(sys, "stderr", tty)
     monkeypatch.setattr(sys, "stdout", io.StringIO())
     assert main([*tiny(proxy, "--dataset", str(data), "--max-concurrency", "1")]) == 0
@@ -223,6 +224,7 @@ def test_the_progress_line_names_its_phase_and_leaves_no_stale_digits(proxy, qa_
 @pytest.mark.skipif(not HAS_MEMORY, reason="cbench-memory is not installed")
 def test_the_memory_command_labels_its_two_passes(proxy, monkeypatch):
     tty = TTY()
+    monkeypatch.setenv("COLUMNS", "100")  # room for the whole bar
     monkeypatch.setattr(sys, "stderr", tty)
     monkeypatch.setattr(sys, "stdout", io.StringIO())
     argv = ["memory", "--dataset", str(LOCOMO_MINI), "--relay", proxy.url, "--model", "tiny", "-n", "3"]

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import threading
 import time
 from typing import TextIO
+
+#: The bar's width, when the terminal has room for it.
+BAR_WIDTH = 20
 
 #: The clock the display reads (a module attribute, so a test can drive it).
 _clock = time.monotonic
@@ -55,16 +59,21 @@ class Progress:
     def _draw(self, now: float) -> None:
         elapsed = max(now - self._start, 1e-9)
         rate = self.done / elapsed
-        width = 20
-        filled = int(width * self.done / self.total)
-        bar = "#" * filled + "-" * (width - filled)
         if self.done < self.total:
             when = f"ETA {_duration((self.total - self.done) / rate)}"
         else:
             when = f"took {_duration(elapsed)}"
         counts = f"{self.done}/{self.total} rows  {rate:,.1f} rows/s  {when}  errors {self.errors}"
-        line = f"{self.label} [{bar}] {counts}" if self.label else f"[{bar}] {counts}"
-        self.stream.write("\r" + line.ljust(self._shown))
+        label = f"{self.label} " if self.label else ""
+        # One line that fits the terminal: a line that wraps cannot be redrawn in place.
+        columns = shutil.get_terminal_size().columns - 1
+        width = min(BAR_WIDTH, columns - len(label) - len(counts) - 3)
+        if width >= 5:
+            filled = int(width * self.done / self.total)
+            line = f"{label}[{'#' * filled}{'-' * (width - filled)}] {counts}"
+        else:
+            line = f"{label}{counts}"[:columns]
+        self.stream.write("\r" + line.ljust(min(self._shown, columns)))
         self._shown = len(line)
         self.stream.flush()
 

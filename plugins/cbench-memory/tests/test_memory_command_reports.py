@@ -45,6 +45,7 @@ CONVERSATIONS = [
 
 def test_the_two_passes_say_their_names(monkeypatch):
     tty = TTY()
+    monkeypatch.setenv("COLUMNS", "100")  # room for the whole bar
     monkeypatch.setattr("sys.stderr", tty)
     evaluate_memory(Echo(), CONVERSATIONS, host=isolated_host())
     shown = [line.rpartition("\r")[2] for line in tty.getvalue().split("\n") if line]
