@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 import attrs
@@ -56,6 +56,9 @@ class EvalRow:
     #: What this run computed afresh (system output, scores by evaluator identity), for the cache;
     #: never serialized.
     fresh: dict[str, Any] | None = attrs.field(default=None, repr=False, eq=False)
+    #: The input row as the system got it (None for an unreadable one): the JSONL report writes its
+    #: fields beside the results, so ``score`` can score a run's rows again.  Not in ``to_dict``.
+    example: Mapping[str, Any] | None = attrs.field(default=None, repr=False, eq=False)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,11 +81,14 @@ class EvalRow:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> EvalRow:
-        data = dict(data)
+        """The row ``to_dict`` gave, or a line of the JSONL report (its input fields left out)."""
+        data = {key: value for key, value in data.items() if key in _ROW_FIELDS}
         data["errors"] = [RowError(**e) for e in data.get("errors", ())]
-        data.pop("fresh", None)
         return cls(**data)
 
+
+#: What ``EvalRow.from_dict`` reads: the fields ``to_dict`` writes.
+_ROW_FIELDS = frozenset(field.name for field in attrs.fields(EvalRow)) - {"fresh", "example"}
 
 #: A score field's mean over a set of rows; None when all of them weigh 0 (JSON has no NaN).
 Means = dict[str, float | None]
@@ -296,10 +302,15 @@ _encode = json.JSONEncoder(ensure_ascii=False, default=jsonable, allow_nan=False
 
 def encode_row(row: EvalRow) -> str:
     """One row as compact JSON; NaN and infinities (JSON has none) become null."""
-    data = row.to_dict()
+    return encode_compact(row.to_dict())
+
+
+def encode_compact(data: dict[str, Any]) -> str:
+    """``data`` as compact JSON (the C encoder); NaN and infinities become null, and a value JSON
+    has no type for is written as its text."""
     try:
         return _encode(data)
-    except ValueError:  # the rare row with a non-finite number in its meta or usage
+    except ValueError:  # the rare row with a non-finite number in its meta, usage or input
         return _encode(json_safe(data))
 
 

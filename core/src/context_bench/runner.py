@@ -254,9 +254,11 @@ def evaluate(
     builder = _TaskBuilder(wirer, cache)
     with fewer_collections():
         tasks = builder.tasks(system_list, datasets)
-    bar = Progress(len(tasks), enabled=progress)
+    scoring = run != "rows" or all(isinstance(system, Precomputed) for system in system_list)
+    bar = Progress(len(tasks), label="scoring" if scoring else "running", enabled=progress)
 
     def on_row(row: EvalRow) -> None:
+        row.example = tasks[row.index].original  # so a report's rows can be scored again
         if cache is not None and row.fresh and not any(e.stage != "evaluator" for e in row.errors):
             task = tasks[row.index]
             cache.store(

@@ -310,3 +310,59 @@ def test_a_factory_that_fails_up_front_is_a_usage_error_and_later_costs_its_conv
     )
     failed = [r.example_id for r in result.rows if r.errors]
     assert len(failed) == 3 and result.rows[6].errors[0].message.endswith("OSError: out of connections")
+
+
+class Hangs(Notebook):
+    """A Notebook whose calls on the texts in ``hang`` do not return until ``release`` is set."""
+
+    def __init__(self, release, hang=(), **options):
+        super().__init__(**options)
+        self.release = release
+        self.hang = tuple(hang)
+
+    def ingest(self, turns):
+        turns = list(turns)
+        if any(text in turns[0]["text"] for text in self.hang):
+            self.release.wait(30)
+        super().ingest(turns)
+
+    def query(self, question):
+        if question in self.hang:
+            self.release.wait(30)
+        return super().query(question)
+
+
+def test_a_query_past_the_deadline_costs_its_conversation_only():
+    started = time.monotonic()
+    release = threading.Event()
+    try:
+        result = evaluate_memory(
+            partial(Hangs, release, hang=["c1 q0"]),
+            conversations(3, questions=2),
+            call_timeout=0.3,
+            progress=False,
+            host=isolated_host(),
+        )
+    finally:
+        release.set()
+    assert time.monotonic() - started < 10
+    errors = {row.example_id: row.errors for row in result.rows}
+    assert "DeadlineExceeded: query() did not return within 0.3 s" in errors["c1/0"][0].message
+    assert "not asked" in errors["c1/1"][0].message
+    assert not any(errors[f"c{c}/{q}"] for c in (0, 2) for q in (0, 1))
+
+
+def test_an_instance_stuck_past_the_deadline_serves_no_further_conversation():
+    release = threading.Event()
+    system = Hangs(release, hang=["number is 1"])
+    try:
+        result = evaluate_memory(
+            system, conversations(3, questions=1), call_timeout=0.3, progress=False, host=isolated_host()
+        )
+    finally:
+        release.set()
+    errors = {row.example_id: row.errors for row in result.rows}
+    assert not errors["c0/0"]
+    assert "DeadlineExceeded: ingest() did not return within 0.3 s" in errors["c1/0"][0].message
+    assert "still busy" in errors["c2/0"][0].message  # not reset under the call still running
+    assert ("ingest", "my number is 2") not in system.events

@@ -122,12 +122,13 @@ def _one_line(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = with_default_command(list(sys.argv[1:] if argv is None else argv))
+    given = list(sys.argv[1:] if argv is None else argv)
+    argv = with_default_command(given)
     with warnings.catch_warnings():  # plugin warnings as plain lines, for this command only
         warnings.simplefilter("default", PluginWarning)
         warnings.showwarning = _one_line
         try:
-            return _command(argv)
+            return _command(argv, given)
         except BrokenPipeError:  # `context-bench plugins | head`: the reader left, nothing is wrong
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
@@ -152,7 +153,8 @@ def _without_prefix(message: str) -> str:
     return message
 
 
-def _command(argv: list[str]) -> int:
+def _command(argv: list[str], given: list[str]) -> int:
+    """Parse and run; a command reads the command line as given (for its report) as ``args.argv``."""
     host = _host_for(argv)
     previous = set_host(host)  # for this command only: in-process callers get theirs back
     try:
@@ -162,6 +164,7 @@ def _command(argv: list[str]) -> int:
         if args.command is None:
             parser.print_help()
             return 2
+        args.argv = given
         return resolve(args.handler)(args, host)
     finally:
         set_host(previous)

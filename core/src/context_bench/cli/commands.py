@@ -29,7 +29,13 @@ def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
     inputs = Inputs(host, options.max_examples)
     for spec in args.dataset:
         is_file = Path(spec).is_file()
-        loaded = load(spec, max_examples=None if is_file else options.max_examples, host=host, kind="rows")
+        loaded = load(
+            spec,
+            max_examples=None if is_file else options.max_examples,
+            host=host,
+            kind="rows",
+            max_row_bytes=options.max_row_bytes,
+        )
         inputs.add((args.dataset_name or loaded.name) if is_file else loaded.name, loaded.rows, spec)
     keys_named = any(system.api_key_env for system in settings)
     systems = []
@@ -66,16 +72,24 @@ def _evaluate(systems: list[Any] | None, inputs: Inputs, options: RunOptions, ho
     )
     print(f"context-bench: {printable(wirer.describe(inputs.datasets))}", file=sys.stderr)
     if systems is not None:
-        return emit(evaluate(systems, inputs.datasets, host=host, **kwargs), options)
+        return _emit(evaluate(systems, inputs.datasets, host=host, **kwargs), systems, options)
     by_system: dict[str, dict[str, list[Any]]] = {}
     for name, rows in inputs.datasets.items():
         for row in rows:
             system = str(row.get("system", "responses")) if isinstance(row, dict) else "responses"
             by_system.setdefault(system, {}).setdefault(name, []).append(row)
-    results = [
-        evaluate(Precomputed(system), parts, host=host, **kwargs) for system, parts in by_system.items()
-    ]
-    return emit(EvalResult.merge(results), options)
+    scored = [Precomputed(system) for system in by_system]
+    results = [evaluate(system, by_system[system.name], host=host, **kwargs) for system in scored]
+    return _emit(EvalResult.merge(results), scored, options)
+
+
+def _emit(result: EvalResult, systems: list[Any], options: RunOptions) -> int:
+    """Report with the run's metadata: the command line as given and the systems (model, endpoint),
+    secrets removed."""
+    from ..metadata import run_metadata
+
+    result.metadata = run_metadata(argv=options.argv, systems=systems)
+    return emit(result, options)
 
 
 def sample_path() -> Path:
@@ -95,7 +109,11 @@ def cmd_score(args: argparse.Namespace, host: PluginHost) -> int:
     inputs = Inputs(host, options.max_examples)
     for file in files:
         with fewer_collections():
-            inputs.add(args.dataset_name or Path(file).stem, read_file(file), file)
+            inputs.add(
+                args.dataset_name or Path(file).stem,
+                read_file(file, max_row_bytes=options.max_row_bytes),
+                file,
+            )
     if not any(inputs.datasets.values()):
         raise UsageError(f"no rows to score in {', '.join(files)}")
     return _evaluate(None, inputs, options, host)

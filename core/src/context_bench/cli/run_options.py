@@ -12,11 +12,16 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from ..datasets import MAX_ROW_BYTES
 from ..errors import UsageError
 from ..plugins import PluginHost
 from ..records import EvalResult
 from ..reports import FORMATS
 from ..secrets import redact
+
+#: The CLI's deadline of one system or evaluator call, in seconds (``--call-timeout``): long enough
+#: for a slow model's long answer, short enough that a hung call does not hold a run for good.
+DEFAULT_CALL_TIMEOUT = 600.0
 
 
 def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
@@ -58,6 +63,22 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         help="headline means over scored rows only (default: a row with an error counts 0 for the "
         "scores it lacks; the error rate shows beside the means either way)",
     )
+    parser.add_argument(
+        "--call-timeout",
+        type=float,
+        default=DEFAULT_CALL_TIMEOUT,
+        metavar="SECONDS",
+        help="deadline of every system and evaluator call: a call past it is an error on its row and "
+        f"the other rows go on (default {DEFAULT_CALL_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--max-row-bytes",
+        type=int,
+        default=MAX_ROW_BYTES,
+        metavar="N",
+        help="the largest row of a file read, in bytes: a bigger one is a row error "
+        f"(default {MAX_ROW_BYTES:,})",
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     host.add_options(parser.add_argument_group("plugin options"))
 
@@ -82,6 +103,12 @@ class RunOptions:
     plugin_options: dict[str, Any] = attrs.Factory(dict)
     #: The report's headline means leave errored rows out instead of counting them 0.
     exclude_errors: bool = False
+    #: The deadline of every system and evaluator call, in seconds (None: none).
+    call_timeout: float | None = DEFAULT_CALL_TIMEOUT
+    #: The largest row of a file read, in bytes (``datasets.read_file``'s ``max_row_bytes``).
+    max_row_bytes: int = MAX_ROW_BYTES
+    #: The command line as given to ``main``, for the report (None: the process's).
+    argv: list[str] | None = None
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, host: PluginHost) -> RunOptions:
@@ -92,6 +119,10 @@ class RunOptions:
             raise UsageError("--max-concurrency must be at least 1")
         if args.max_examples is not None and args.max_examples < 1:
             raise UsageError("-n/--max-examples must be at least 1")
+        if not args.call_timeout > 0:  # NaN too
+            raise UsageError("--call-timeout must be more than 0 seconds")
+        if args.max_row_bytes < 1:
+            raise UsageError("--max-row-bytes must be at least 1")
         _check_out(args.out)
         return cls(
             evaluators=list(args.evaluator) if args.no_autowire else None,
@@ -104,6 +135,9 @@ class RunOptions:
             out=args.out,
             progress=not args.no_progress,
             exclude_errors=getattr(args, "exclude_errors", False),
+            call_timeout=args.call_timeout,
+            max_row_bytes=args.max_row_bytes,
+            argv=getattr(args, "argv", None),
             plugin_options={d: getattr(args, d) for d in sorted(host.option_dests()) if hasattr(args, d)},
         )
 
@@ -117,6 +151,7 @@ class RunOptions:
             "cache_dir": self.cache_dir,
             "progress": self.progress,
             "options": self.plugin_options,
+            "call_timeout": self.call_timeout,
         }
 
 

@@ -1,7 +1,10 @@
 """The answer pass of a memory run: each memory system ingests each conversation, then answers.
 
 Conversations run in parallel (a factory's) or one after another (an instance's); every answer is
-kept as it arrives, in memory and in the run cache, for the scoring pass to read back.
+kept as it arrives, in memory and in the run cache, for the scoring pass to read back.  With a call
+deadline, a memory system that does not return from ``reset``, ``ingest`` or ``query`` in time
+costs the rest of that conversation (the instance is still busy), and an instance serving every
+conversation the rest of them; other systems and a factory's other conversations go on.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ import attrs
 
 from context_bench.cache import RunCache
 from context_bench.datasets import MalformedRow
-from context_bench.errors import UsageError
+from context_bench.errors import DeadlineExceeded, UsageError
 from context_bench.identity import content_hash, identity
 from context_bench.progress import Progress
 
@@ -58,6 +61,8 @@ class SystemEntry:
         self._lock = threading.Lock()
         self.answers: dict[tuple[str, str], dict[str, Any] | Exception] = {}
         self.stand_in = _Recorded(self.name, self.identity, self.answers)
+        #: Why an instance serving every conversation can serve no more (a call past the deadline).
+        self.stuck: str | None = None
 
     @contextmanager
     def session(self) -> Iterator[Callable[[], Any]]:
@@ -114,10 +119,35 @@ def _answer(result: Any) -> dict[str, Any]:
     )
 
 
+def _within(deadline: float | None, method: Callable[..., Any], *args: Any) -> Any:
+    """``method(*args)``, or DeadlineExceeded once ``deadline`` seconds pass (the call is left to
+    finish in a daemon thread: Python cannot stop it)."""
+    if deadline is None:
+        return method(*args)
+    done = threading.Event()
+    outcome: dict[str, Any] = {}
+
+    def call() -> None:
+        try:
+            outcome["value"] = method(*args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            outcome["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=call, daemon=True, name="cbench-memory-call").start()
+    if not done.wait(deadline):
+        raise DeadlineExceeded.of_call(getattr(method, "__name__", "call"), deadline)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 class AnswerPass:
-    def __init__(self, cache: RunCache | None, progress: Progress) -> None:
+    def __init__(self, cache: RunCache | None, progress: Progress, call_timeout: float | None = None) -> None:
         self.cache = cache
         self.progress = progress
+        self.call_timeout = call_timeout
         self.stop = threading.Event()
 
     def run(self, jobs: list[Job], max_concurrency: int) -> None:
@@ -156,29 +186,48 @@ class AnswerPass:
 
     def _conversation(self, job: Job) -> None:
         entry, conv = job.entry, job.conversation
+        if entry.stuck is not None:
+            self._give_up(entry, job.rows, IngestFailed(f"conversation {conv.id!r}: {entry.stuck}"))
+            return
+        within = self.call_timeout
         with entry.session() as make:
             try:
                 system = make()
                 start = time.perf_counter()
-                system.reset()
-                system.ingest([dict(turn) for turn in conv.turns])
+                _within(within, system.reset)
+                _within(within, system.ingest, [dict(turn) for turn in conv.turns])
             except Exception as exc:  # noqa: BLE001 - costs this conversation's rows, not the run
                 failure = IngestFailed(f"conversation {conv.id!r}: {type(exc).__name__}: {exc}")
-                for row in job.rows:
-                    self._record(entry, row, failure)
+                self._give_up(entry, job.rows, failure, stuck=isinstance(exc, DeadlineExceeded))
                 return
             ingest_latency = time.perf_counter() - start
-            for row in job.rows:
+            for number, row in enumerate(job.rows):
                 if self.stop.is_set():
                     return
                 start = time.perf_counter()
                 try:
-                    output = _answer(system.query(row["question"]))
+                    output = _answer(_within(within, system.query, row["question"]))
+                except DeadlineExceeded as exc:  # the instance is still busy: the rest cannot be asked
+                    self._record(entry, row, QueryFailed(f"{type(exc).__name__}: {exc}"))
+                    busy = QueryFailed(
+                        f"not asked: the memory system did not return from an earlier question ({exc})"
+                    )
+                    self._give_up(entry, job.rows[number + 1 :], busy, stuck=True)
+                    return
                 except Exception as exc:  # noqa: BLE001 - costs this row only
                     self._record(entry, row, QueryFailed(f"{type(exc).__name__}: {exc}"))
                     continue
                 output.update(latency=time.perf_counter() - start, ingest_latency=ingest_latency)
                 self._record(entry, row, output)
+
+    def _give_up(
+        self, entry: SystemEntry, rows: list[dict[str, Any]], failure: Exception, stuck: bool = False
+    ) -> None:
+        """Record ``failure`` on ``rows``; a stuck instance that serves every conversation serves no more."""
+        if stuck and entry.factory is None:
+            entry.stuck = f"the memory system is still busy with a call past the deadline ({failure})"
+        for row in rows:
+            self._record(entry, row, failure)
 
     def _record(self, entry: SystemEntry, row: dict[str, Any], outcome: dict[str, Any] | Exception) -> None:
         entry.answers[(row["dataset"], row["id"])] = outcome

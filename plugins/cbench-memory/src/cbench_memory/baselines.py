@@ -32,6 +32,16 @@ class FullContextMemory:
         self.name = name
         self._turns: list[dict[str, Any]] = []
 
+    @property
+    def model(self) -> str:
+        """The model the endpoint is asked (what a report names)."""
+        return self.client.model
+
+    @property
+    def base_url(self) -> str:
+        """The endpoint's URL (a report names it without its password)."""
+        return self.client.base_url
+
     def config(self) -> dict[str, Any]:
         return {"endpoint": self.client.config(), "instructions": INSTRUCTIONS}
 

@@ -59,15 +59,19 @@ def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     add_run_options(parser, host)
 
 
-def _systems(args: argparse.Namespace, options: RunOptions) -> list[Any]:
+def _systems(args: argparse.Namespace, options: RunOptions) -> tuple[list[Any], list[dict[str, Any]]]:
+    """The memory systems ``--system`` names, and how the report describes each (a baseline with the
+    relay's model and URL, secrets removed)."""
     from functools import partial
 
+    from context_bench.metadata import describe_system
     from context_bench.specs import resolve
     from context_bench.systems import OpenAIProxy
 
     from .baselines import BASELINES
 
     systems: list[Any] = []
+    described: list[dict[str, Any]] = []
     client = None
     for spec in args.system or ["full-context"]:
         if spec in BASELINES:
@@ -80,15 +84,19 @@ def _systems(args: argparse.Namespace, options: RunOptions) -> list[Any]:
                 )
             extra = {"top_k": args.top_k} if spec == "bm25" else {}
             systems.append(partial(BASELINES[spec], client, **extra))
+            described.append(describe_system(BASELINES[spec](client, **extra)))
         elif ":" in spec:
             try:
                 with _cwd_importable():
                     systems.append(resolve(spec))
             except (ImportError, AttributeError, ValueError) as exc:
                 raise UsageError(f"--system {spec}: cannot load it: {type(exc).__name__}: {exc}") from None
+            given = systems[-1]
+            name = getattr(given, "name", None)
+            described.append({"name": name if isinstance(name, str) else spec, "type": spec})
         else:
             raise UsageError(f"--system {spec}: not one of {', '.join(BASELINES)} nor MODULE:CLASS")
-    return systems
+    return systems, described
 
 
 @contextmanager
@@ -128,6 +136,8 @@ def _judge_setup(args: argparse.Namespace, judged: dict[str, Any]) -> None:
 
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:
+    from context_bench.metadata import run_metadata
+
     from .layout import select_qa_types
     from .loaders import load_memory
     from .run import evaluate_memory
@@ -153,15 +163,23 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
             "scoring by token overlap only",
             file=sys.stderr,
         )
-    dataset = load_memory(args.dataset, path=args.data_file, download=args.download, host=host)
+    dataset = load_memory(
+        args.dataset,
+        path=args.data_file,
+        download=args.download,
+        host=host,
+        max_row_bytes=options.max_row_bytes,
+    )
     conversations = dataset.rows
     if args.qa_types:
         conversations = select_qa_types(conversations, args.qa_types.split(","))
+    systems, described = _systems(args, options)
     result = evaluate_memory(
-        _systems(args, options),
+        systems,
         {dataset.name: conversations},
         max_examples=options.max_examples,
         host=host,
         **options.evaluate_kwargs(),
     )
+    result.metadata = {**run_metadata(argv=options.argv), "systems": described}
     return emit(result, options)

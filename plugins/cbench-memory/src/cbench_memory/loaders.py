@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from context_bench.datasets import Dataset, load, read_file
+from context_bench.datasets import MAX_ROW_BYTES, Dataset, load, read_file
 from context_bench.errors import DatasetUnavailable, UsageError
 from context_bench.plugins import PluginHost, get_host
 
@@ -189,6 +189,10 @@ def _read_json(path: str | Path) -> Any:
         raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
     except json.JSONDecodeError as exc:
         raise UsageError(f"{path}: invalid JSON at line {exc.lineno}: {exc.msg}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not UTF-8 text") from None
+    except RecursionError:
+        raise UsageError(f"{path}: JSON nested too deeply to read") from None
 
 
 def _from_hub(repo_id: str, filename: str) -> str:
@@ -216,10 +220,11 @@ def _layout(items: Sequence[Any]) -> str:
     return "conversations"
 
 
-def read_memory_file(path: str | Path) -> Dataset:
-    """A memory data set from a file: LoCoMo's or LongMemEval's JSON, or the layout above (JSON or JSONL)."""
+def read_memory_file(path: str | Path, *, max_row_bytes: int = MAX_ROW_BYTES) -> Dataset:
+    """A memory data set from a file: LoCoMo's or LongMemEval's JSON, or the layout above (JSON or
+    JSONL; ``max_row_bytes`` caps one JSONL line, as in ``context_bench.datasets.read_file``)."""
     path = Path(path)
-    items = list(read_file(path))
+    items = list(read_file(path, max_row_bytes=max_row_bytes))
     layout = _layout(items)
     if layout == "locomo":
         return Dataset(name="locomo", rows=locomo_conversations(items, str(path)), kind="memory")
@@ -229,7 +234,12 @@ def read_memory_file(path: str | Path) -> Dataset:
 
 
 def load_memory(
-    spec: str, *, path: str | Path | None = None, download: bool = False, host: PluginHost | None = None
+    spec: str,
+    *,
+    path: str | Path | None = None,
+    download: bool = False,
+    host: PluginHost | None = None,
+    max_row_bytes: int = MAX_ROW_BYTES,
 ) -> Dataset:
     """Resolve ``--dataset locomo|longmemeval|PATH`` (``path``/``download`` go to a named set's loader).
 
@@ -241,7 +251,7 @@ def load_memory(
             raise UsageError(
                 f"--dataset {spec} is a file: --data-file and --download apply to named data sets"
             )
-        return read_memory_file(spec)
+        return read_memory_file(spec, max_row_bytes=max_row_bytes)
     host = host or get_host()
     found = host.datasets().get(spec.lower())
     if found is not None and found[1].kind != "memory":

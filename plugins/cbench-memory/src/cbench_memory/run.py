@@ -76,6 +76,7 @@ def evaluate_memory(
     add_evaluators: Sequence[Any] = (),
     exclude_evaluators: Iterable[str] = (),
     dataset_name: str | None = None,
+    call_timeout: float | None = None,
     host: PluginHost | None = None,
 ) -> EvalResult:
     """Benchmark memory systems: each ingests every conversation, then answers its questions.
@@ -88,7 +89,12 @@ def evaluate_memory(
     QA pair becomes a row scored by ``evaluators`` (auto-wired when None) with a per-``qa_type``
     breakdown; ``row.meta`` holds ``conversation_id``, ``qa_type`` and ``ingest_latency``.  With
     ``cache_dir``, answers are kept as they arrive: a re-run skips conversations whose questions are
-    all answered and scores only what is missing.  Other arguments are those of ``evaluate``.
+    all answered and scores only what is missing.  ``call_timeout`` (seconds) is the deadline of
+    every call: a memory system's ``reset``/``ingest``/``query`` past it fails that question and
+    the rest of its conversation (the instance is still busy; a plain instance serves no further
+    conversation), and an evaluator's past it fails that row.  Other arguments are those of
+    ``evaluate``.  The progress display labels
+    the two passes ``answering`` and ``scoring``.
     """
     if max_concurrency < 1:
         raise ValueError("max_concurrency must be at least 1")
@@ -104,9 +110,9 @@ def evaluate_memory(
         for conv in convs
         if (questions := unanswered(entry, conv, cache))
     ]
-    bar = Progress(sum(len(job.rows) for job in jobs), enabled=progress)
+    bar = Progress(sum(len(job.rows) for job in jobs), label="answering", enabled=progress)
     try:
-        AnswerPass(cache, bar).run(jobs, max_concurrency)
+        AnswerPass(cache, bar, call_timeout).run(jobs, max_concurrency)
     finally:
         bar.close()
         if cache is not None:
@@ -125,6 +131,7 @@ def evaluate_memory(
         options=options,
         add_evaluators=add_evaluators,
         exclude_evaluators=exclude_evaluators,
+        call_timeout=call_timeout,
         host=host,
         breakdown=("qa_type",),
         run="memory",
