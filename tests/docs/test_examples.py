@@ -46,7 +46,6 @@ import pytest
 
 import cbench_judge
 import context_bench
-from context_bench.errors import UsageError
 from context_bench.systems import OpenAIProxy
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -490,11 +489,6 @@ EXAMPLES = [
         "from my_memory import NotesMemory",
         path=(".", "the folder that holds my_memory.py, where a script or REPL importing it is started"),
         check=_check_evaluate_memory,
-        xfail=(
-            'load_locomo("~/data/locomo10.json") does not expand "~" (no such file): write '
-            'load_locomo(os.path.expanduser("~/data/locomo10.json")) with `import os`, or a plain path'
-        ),
-        raises=UsageError,
     ),
     Example("docs/memory.md", "client = OpenAIProxy(", check=_check_baselines),
     Example(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from functools import partial
@@ -89,6 +90,15 @@ def test_every_qa_pair_is_a_row_with_its_answer_meta_and_breakdown():
     assert group.breakdown["qa_type"]["temporal"].rows == 2
     assert group.breakdown["qa_type"]["single-hop"].scores["f1"] == 1.0
     assert group.metrics["memory"]["conversations"] == 2.0
+
+
+def test_a_jsonl_report_names_each_conversation_once_per_row_not_its_whole_text():
+    from context_bench.reports import render
+
+    result = evaluate_memory(Notebook(), conversations(1), progress=False, host=isolated_host())
+    lines = [json.loads(line) for line in render(result, "jsonl").splitlines()]
+    assert [line["question"] for line in lines] == ["c0 q0", "c0 q1", "c0 q2"]
+    assert all("context" not in line and line["meta"]["conversation_id"] == "c0" for line in lines)
 
 
 def test_an_instance_serves_one_conversation_at_a_time_questions_in_order():

@@ -181,7 +181,7 @@ def _objects(items: Any, where: str) -> list[Mapping[str, Any]]:
 
 
 def _read_json(path: str | Path) -> Any:
-    path = Path(path)
+    path = Path(path).expanduser()
     try:
         with path.open(encoding="utf-8") as handle:
             return json.load(handle)
@@ -223,7 +223,7 @@ def _layout(items: Sequence[Any]) -> str:
 def read_memory_file(path: str | Path, *, max_row_bytes: int = MAX_ROW_BYTES) -> Dataset:
     """A memory data set from a file: LoCoMo's or LongMemEval's JSON, or the layout above (JSON or
     JSONL; ``max_row_bytes`` caps one JSONL line, as in ``context_bench.datasets.read_file``)."""
-    path = Path(path)
+    path = Path(path).expanduser()
     items = list(read_file(path, max_row_bytes=max_row_bytes))
     layout = _layout(items)
     if layout == "locomo":

@@ -141,8 +141,12 @@ def evaluate_memory(
 
 def _lift_meta(row: EvalRow, example: Mapping[str, Any] | None) -> None:
     """Meta a memory row carries: what the answer pass recorded beside the answer (``ingest_latency``,
-    ``context_tokens``), the conversation id and the QA type."""
+    ``context_tokens``), the conversation id and the QA type.  The row's input keeps its question and
+    answers but not the conversation (the judges' ``context``): a JSONL report would otherwise repeat
+    a whole conversation on every one of its questions; ``conversation_id`` names it."""
     row.meta.update(row.meta.pop("output", None) or {})
+    if row.example is not None and "context" in row.example:
+        row.example = {key: value for key, value in row.example.items() if key != "context"}
     if example is not None:
         row.meta["conversation_id"] = example["conversation_id"]
         if example.get("qa_type") is not None:
