@@ -212,7 +212,7 @@ class Gates:
             if interval is not None and interval.high < -gate.margin:
                 failed.append(
                     f"gate failed: --fail-if-worse {gate.given}: {gate.field} of {system} minus the baseline "
-                    f"{self.baseline} is {interval.describe()}, significantly below {-gate.margin:g}"
+                    f"{self.baseline} is {interval.describe()}, significantly below {-gate.margin or 0.0:g}"
                 )
         return failed
 
@@ -239,12 +239,15 @@ def failure_rates(rows: Sequence[EvalRow], limit: float) -> list[str]:
     evaluator that failed (a soft failure or an error) on the rows it was given, above ``limit``."""
     asked: dict[str, int] = {}
     unanswered: dict[str, int] = {}
+    unreadable: dict[str, int] = {}
     scored: dict[str, int] = {}
     failed: dict[str, int] = {}
     for row in rows:
         asked[row.system] = asked.get(row.system, 0) + 1
         if any(error.stage in ("system", "input") for error in row.errors):
             unanswered[row.system] = unanswered.get(row.system, 0) + 1
+            if any(error.stage == "input" for error in row.errors):
+                unreadable[row.system] = unreadable.get(row.system, 0) + 1
         raised = {error.source for error in row.errors if error.stage == "evaluator"}
         for name in raised.union(row.failures):
             failed[name] = failed.get(name, 0) + 1
@@ -253,9 +256,11 @@ def failure_rates(rows: Sequence[EvalRow], limit: float) -> list[str]:
     lines = []
     for system, count in unanswered.items():
         if count / asked[system] > limit:
+            inputs = unreadable.get(system, 0)
             lines.append(
                 f"too many failures: system {system} could not answer {count} of {asked[system]} rows "
                 f"({count / asked[system]:.1%}, more than --max-failure-rate {limit:g})"
+                + (f"; {inputs} of them unreadable input rows" if inputs else "")
             )
     for name, count in sorted(failed.items()):
         if count / scored[name] > limit:
