@@ -29,15 +29,16 @@ class ScoreAssertionError(AssertionError):
 
 
 def mean_interval(values: Sequence[float], z: float = 1.96) -> tuple[float, float] | None:
-    """The normal-approximation interval of the mean of ``values`` (95% by default); None under
-    two values.  Unweighted, and only approximate for few rows: a guide, not a test."""
+    """The normal-approximation interval of the mean of ``values`` (95% by default), kept within
+    the values' range (a 0/1 score's interval never passes 1); None under two values.  Unweighted,
+    and only approximate for few rows: a guide, not a test."""
     n = len(values)
     if n < 2:
         return None
     mean = math.fsum(values) / n
     variance = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
     half = z * math.sqrt(variance / n)
-    return mean - half, mean + half
+    return max(mean - half, min(values)), min(mean + half, max(values))
 
 
 def _row_value(row: EvalRow, field: str) -> float | None:
@@ -63,7 +64,7 @@ def _reference(row: EvalRow) -> Any:
 
 def _describe(row: EvalRow) -> str:
     said = f"error: {_short(str(row.errors[0]))}" if row.errors else f"response={_short(row.response)}"
-    scores = ", ".join(f"{name}={value:.3g}" for name, value in sorted(row.scores.items()))
+    scores = ", ".join(f"{name}={value:.3g}" for name, value in sorted(row.scores.items())) or "none"
     return (
         f"    {row.example_id} ({row.dataset}): {said}  reference={_short(_reference(row))}  scores: {scores}"
     )
@@ -83,7 +84,7 @@ def assert_scores(
     alone), over all its data sets (or ``dataset`` alone).  The means are the summary's: a row the
     system could not answer counts 0, so failures never raise a mean.  A field no row scored fails.
     On failure, a :class:`ScoreAssertionError` names each failing mean with its interval and shows
-    the ``worst`` rows of each (lowest first).
+    the ``worst`` rows of each below its bound (lowest first).
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this one
     if not bounds:
@@ -118,9 +119,10 @@ def assert_scores(
             interval = mean_interval([v for v, _ in scored])
             ci = f", 95% CI {interval[0]:.3f}-{interval[1]:.3f}" if interval else ""
             lines.append(f"{where}: {field} mean {mean:.3f} ({len(scored)} rows{ci}) is below {bound:g}")
-            if worst > 0 and scored:
+            below = [(v, r) for v, r in scored if v < bound]
+            if worst > 0 and below:
                 lines.append(f"  worst rows by {field}:")
-                lowest = sorted(scored, key=lambda pair: (pair[0], pair[1].index))[:worst]
+                lowest = sorted(below, key=lambda pair: (pair[0], pair[1].index))[:worst]
                 lines.extend(_describe(row) for _, row in lowest)
     if failures:
         raise ScoreAssertionError("scores below their bounds:\n" + "\n".join(lines), failures)

@@ -74,8 +74,8 @@ def cbench_evaluate() -> Callable[..., Any]:
     """``cbench_evaluate(system, dataset, **kwargs)``: run an evaluation, return its result.
 
     ``dataset`` is a list of rows, a path to a JSONL, JSON or CSV file, or a registered data set
-    name; ``kwargs`` go to :func:`context_bench.evaluate` (``evaluators``, ``max_examples``,
-    ``options``, ...).
+    name (looked up on ``host`` when given, like the runner's); ``kwargs`` go to
+    :func:`context_bench.evaluate` (``evaluators``, ``max_examples``, ``options``, ``host``, ...).
     """
 
     def run(system: Any, dataset: Any, **kwargs: Any) -> Any:
@@ -83,7 +83,8 @@ def cbench_evaluate() -> Callable[..., Any]:
         from .runner import evaluate
 
         if isinstance(dataset, (str, Path)):
-            dataset = load(str(dataset), max_examples=kwargs.pop("max_examples", None))
+            limit = kwargs.pop("max_examples", None)
+            dataset = load(str(dataset), max_examples=limit, host=kwargs.get("host"), kind="rows")
         kwargs.setdefault("progress", False)
         return evaluate(system, dataset, **kwargs)
 
