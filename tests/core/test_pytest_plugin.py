@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from importlib.metadata import entry_points
+from pathlib import Path
 
 import pytest
 
@@ -191,3 +193,31 @@ def test_mean_interval():
     assert mean_interval([1.0]) is None
     low, high = mean_interval([0.0, 1.0, 1.0, 1.0])
     assert low == pytest.approx(0.26) and high == 1.0
+
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "pytest.md"
+
+
+def _doc_blocks(lang: str) -> list[str]:
+    """The fenced blocks of docs/pytest.md in ``lang`` ("" for none)."""
+    pairs = re.findall(r"^```(\w*)\n(.*?)^```$", DOC.read_text(encoding="utf-8"), flags=re.S | re.M)
+    return [text for found, text in pairs if found == lang]
+
+
+def test_the_documented_example_passes_with_an_endpoint_and_skips_without(pytester, monkeypatch):
+    monkeypatch.delenv("CBENCH_ENDPOINT", raising=False)
+    (example,) = _doc_blocks("python")
+    pytester.makepyfile(test_quality=example)
+    with FakeServer(lambda body: "Paris" if "France" in last_user_message(body) else "Tokyo") as server:
+        pytester.runpytest("--cbench-endpoint", server.url, "-p", "no:cacheprovider").assert_outcomes(
+            passed=1
+        )
+        assert {body["model"] for body in server.requests} == {"gpt-4o-mini"}
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(skipped=1)
+
+
+def test_the_documented_failure_message_is_the_one_shown(pytester, server):
+    (message,) = _doc_blocks("")
+    pytester.makepyfile(TEST_FILE.format(rows=json.dumps(ROWS), bound=0.9))
+    result = pytester.runpytest("--cbench-endpoint", server.url, "-p", "no:cacheprovider", "-k", "test_rows")
+    result.stdout.fnmatch_lines([f"E *{line}" for line in message.splitlines()], consecutive=True)
