@@ -127,6 +127,20 @@ def test_command_usage_errors(capsys, data, flags, message):
     assert code == 2 and message in err, err
 
 
+def test_a_default_before_the_first_system_applies_to_the_proxies_alone(capsys, data):
+    with FakeServer(lambda body: "Paris") as server:
+        code, out, _ = _run(capsys, data, "--model", "m", "--proxy", server.url, "--command", ANSWER)
+    assert code == 0 and {body["model"] for body in server.requests} == {"m"}
+    assert sorted({row["system"] for row in json.loads(out)["rows"]}) == ["command2", "proxy1"]
+
+
+def test_a_run_file_does_not_mix_with_command(capsys, data, tmp_path):
+    config = tmp_path / "run.json"
+    config.write_text(json.dumps({"systems": [{"proxy": "http://127.0.0.1:9"}]}))
+    code, _, err = _run(capsys, data, "--config", str(config), "--command", ANSWER)
+    assert code == 2 and "--command does not mix with it" in err
+
+
 def test_the_help_names_the_command_and_what_it_takes(capsys):
     with pytest.raises(SystemExit):
         main(["run", "--help"])

@@ -229,8 +229,8 @@ def add_system_flags(parser: argparse.ArgumentParser) -> None:
     """``--proxy`` (repeatable, required) and the per-system flags that bind to it."""
     group = parser.add_argument_group(
         "systems",
-        "Each --proxy is one system.  A setting after a --proxy is that system's; one before the "
-        "first --proxy is every system's default.  A flag given twice for one system, a setting "
+        "Each --proxy (or --command) is one system.  A setting after a --proxy is that system's; one "
+        "before the first --proxy is every system's default.  A flag given twice for one system, a setting "
         "given for some systems but not all, or a command line that reads two ways is refused.",
     )
     parser.set_defaults(**{DEST: []})
@@ -393,6 +393,8 @@ def systems_from_args(args: argparse.Namespace) -> list[SystemSettings]:
         return bind_systems(flags)
     if flags:
         opener = next((field for field, _ in flags if field in OPENERS), None)
+        if opener == "program":
+            raise UsageError(f"--config {args.config} lists the systems: --command does not mix with it")
         option = (
             {"url": "--proxy", "program": "--command"}[opener] if opener else _BY_FIELD[flags[0][0]].option
         )
