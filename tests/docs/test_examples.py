@@ -356,6 +356,15 @@ def _check_my_memory(ctx: Context) -> None:
     assert _bearers(ctx.server) == {f"Bearer {TEST_KEY}"}  # "sent as a Bearer token when set"
 
 
+def _check_my_agent(ctx: Context) -> None:
+    """endpoints.md's toy agent, run as `--command` runs it: the prompt on stdin, its answer out."""
+    from context_bench.command_system import CommandSystem
+
+    agent = CommandSystem([sys.executable, str(ctx.workdir / "my_agent.py")])
+    row = {"question": "Where did Alice grow up?", "context": "Bob is tall. Alice grew up in Paris."}
+    assert agent.process(row) == {"response": "Alice grew up in Paris"}
+
+
 def _check_evaluate_memory(ctx: Context) -> None:
     lines = ctx.ran.out.splitlines()
     assert lines[0] == "1.0 0.0"  # memory_judge, false_memory: right answers, nothing invented
@@ -482,6 +491,13 @@ EXAMPLES = [
         },
         env={"MY_KEY": TEST_KEY},
         check=_check_panel,
+    ),
+    Example(
+        "docs/endpoints.md",
+        "# my_agent.py",
+        cannot_run="it reads its prompt from standard input, which pytest closes: the check and the "
+        "documented `--command` run run it as a program",
+        check=_check_my_agent,
     ),
     Example("docs/memory.md", "# my_memory.py", env={"OPENAI_API_KEY": TEST_KEY}, check=_check_my_memory),
     Example(
@@ -796,6 +812,7 @@ OTHER_BLOCKS = {
     ("docs/memory.md", "json"): "the conversation layout: test_the_conversation_layout_runs",
     ("docs/ci.md", "yaml"): "the GitHub Actions job: tests/docs/test_ci_doc.py runs its context-bench step",
     ("docs/plugins.md", "toml"): "the plugin's pyproject.toml: test_the_plugin_entry_point_names_its_module",
+    ("docs/pytest.md", ""): "assert_scores's message: test_pytest_plugin.py runs the example",
 }
 
 

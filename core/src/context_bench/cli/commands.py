@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Any
 from ..errors import UsageError
 from ..plugins import PluginHost
 from ..records import EvalResult
-from ..secrets import redact
 from .run_options import RunOptions, check_reachable, emit
 from .system_flags import systems_from_args
 
@@ -19,6 +18,7 @@ if TYPE_CHECKING:
 
 
 def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
+    from ..command_system import CommandSystem
     from ..datasets import load
     from ..systems import OpenAIProxy
     from .inputs import Inputs, refuse_input_as_out
@@ -41,11 +41,15 @@ def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
     systems = []
     for system in settings:
         try:
-            systems.append(OpenAIProxy(system.url, **system.proxy_kwargs(keys_named=keys_named)))
-        except ValueError as exc:  # an unset key variable: named, its value never shown
-            raise UsageError(f"--proxy {redact(system.url)}: {exc}") from None
+            if system.url is None:
+                systems.append(CommandSystem(system.command or "", **system.command_kwargs()))
+            else:
+                systems.append(OpenAIProxy(system.url, **system.proxy_kwargs(keys_named=keys_named)))
+        except ValueError as exc:  # an unset key variable (its value never shown), a missing program
+            raise UsageError(f"{system.label}: {exc}") from None
     for system in settings:
-        check_reachable(system.url)
+        if system.url is not None:
+            check_reachable(system.url)
     return _evaluate(systems, inputs, options, host)
 
 

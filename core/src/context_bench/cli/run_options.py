@@ -53,7 +53,12 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         help="at most N rows of each data set (per system in scored files), however many files it spans",
     )
     parser.add_argument(
-        "--max-concurrency", type=int, default=8, metavar="N", help="rows in flight (default 8)"
+        "--max-concurrency",
+        "--max-workers",
+        type=int,
+        default=8,
+        metavar="N",
+        help="rows in flight (default 8; --max-workers is its name in earlier releases)",
     )
     parser.add_argument("--cache-dir", metavar="DIR", help="store finished rows here; a re-run resumes")
     parser.add_argument("--output", choices=FORMATS, default="table", help="report format (default table)")

@@ -1,5 +1,10 @@
 """``run``'s systems from its command line: every per-system flag binds to the ``--proxy`` it follows.
 
+A ``--command CMD`` is a system too (a local program, :class:`~context_bench.command_system.
+CommandSystem`): it opens a system like ``--proxy`` does, and of the per-system flags takes
+``--name``, ``--system-prompt`` and ``--timeout`` (the others name an endpoint's settings and are
+refused after it).  Below, "``--proxy``" reads "``--proxy`` or ``--command``".
+
 Comparing two models through one proxy is the main use of a proxy, so a setting that silently
 applied to the wrong system (the last ``--model`` winning for all) would give identical, wrong
 scores.  The rules, each checked before any row runs:
@@ -34,6 +39,10 @@ from ..secrets import check_key_variable, key_shaped, redact
 DEFAULT_MODEL = "gpt-4o-mini"
 #: The namespace attribute the flags below append to, in command-line order.
 DEST = "system_flags"
+#: The two flags that open a system, as the fields they record.
+OPENERS = ("url", "program")  # not "command": the subcommand's name
+#: The per-system settings a ``--command`` system takes.
+COMMAND_FIELDS = frozenset({"name", "system_prompt", "timeout"})
 
 
 def _positive_float(text: str) -> float:
@@ -152,9 +161,10 @@ _BY_FIELD = {flag.field: flag for flag in PER_SYSTEM}
 
 @attrs.frozen
 class SystemSettings:
-    """One ``--proxy`` and the settings bound to it; None leaves a setting to ``OpenAIProxy``."""
+    """One ``--proxy`` (or ``--command``) and the settings bound to it; None leaves a setting to
+    ``OpenAIProxy`` (or ``CommandSystem``)."""
 
-    url: str
+    url: str | None
     name: str
     model: str = DEFAULT_MODEL
     api_key_env: str | None = None
@@ -166,6 +176,26 @@ class SystemSettings:
     temperature: float | None = None
     #: Where ``api_key_env`` was given (the flag, or the run file's setting), for its error.
     key_option: str = attrs.field(default="--api-key-env", eq=False, repr=False)
+    #: The program of a ``--command`` system (then ``url`` is None).
+    command: str | None = None
+
+    @property
+    def label(self) -> str:
+        """The flag that opened this system, as messages name it (secrets removed)."""
+        return (
+            f"--proxy {redact(self.url)}"
+            if self.url is not None
+            else f"--command {redact(self.command or '')}"
+        )
+
+    def command_kwargs(self) -> dict[str, Any]:
+        """``CommandSystem`` keyword arguments."""
+        kwargs: dict[str, Any] = {"name": self.name}
+        for field in ("system_prompt", "timeout"):
+            value = getattr(self, field)
+            if value is not None:
+                kwargs[field] = value
+        return kwargs
 
     def proxy_kwargs(self, *, keys_named: bool) -> dict[str, Any]:
         """``OpenAIProxy`` keyword arguments.  ``keys_named``: some system named its key variable,
@@ -176,7 +206,7 @@ class SystemSettings:
             try:
                 check_key_variable(self.api_key_env, self.key_option)
             except ValueError as exc:
-                raise UsageError(f"--proxy {redact(self.url)}: {exc}") from None
+                raise UsageError(f"{self.label}: {exc}") from None
         if self.api_key_env is not None or keys_named:
             kwargs["api_key_env"] = self.api_key_env
         for field in ("system_prompt", "extra_body", "timeout", "max_retries", "max_tokens", "temperature"):
@@ -199,8 +229,8 @@ def add_system_flags(parser: argparse.ArgumentParser) -> None:
     """``--proxy`` (repeatable, required) and the per-system flags that bind to it."""
     group = parser.add_argument_group(
         "systems",
-        "Each --proxy is one system.  A setting after a --proxy is that system's; one before the "
-        "first --proxy is every system's default.  A flag given twice for one system, a setting "
+        "Each --proxy (or --command) is one system.  A setting after a --proxy is that system's; one "
+        "before the first --proxy is every system's default.  A flag given twice for one system, a setting "
         "given for some systems but not all, or a command line that reads two ways is refused.",
     )
     parser.set_defaults(**{DEST: []})
@@ -210,6 +240,16 @@ def add_system_flags(parser: argparse.ArgumentParser) -> None:
         action=_Record,
         metavar="URL",
         help="OpenAI-compatible endpoint of a system under test (repeatable: one per system)",
+    )
+    group.add_argument(
+        "--command",
+        dest="program",
+        action=_Record,
+        metavar="CMD",
+        help="a local program as a system under test (repeatable), run once per row with the prompt "
+        "on standard input, its standard output the response; split like a shell would, but run "
+        "without one (write sh -c '...' for pipes); takes --name, --system-prompt and --timeout "
+        "(default 60 s); a non-zero exit status or a timeout is the row's error",
     )
     group.add_argument(
         "--config",
@@ -236,18 +276,25 @@ def _check_url(url: str) -> None:
 
 def bind_systems(flags: Sequence[tuple[str, Any]]) -> list[SystemSettings]:
     """The systems a command line names, ``flags`` in command-line order (``("url", URL)`` opens one)."""
-    urls = [value for field, value in flags if field == "url"]
-    if not urls:
-        raise UsageError("give at least one --proxy URL (or a run file with --config FILE)")
-    for url in urls:
-        _check_url(url)
+    opened = [(field, value) for field, value in flags if field in OPENERS]
+    if not opened:
+        raise UsageError(
+            "give at least one --proxy URL (or a run file with --config FILE), or a --command CMD"
+        )
+    for field, value in opened:
+        if field == "url":
+            _check_url(value)
+        elif not value.strip():
+            raise UsageError("--command may not be empty")
+    labels = [f"--proxy {redact(v)}" if f == "url" else f"--command {redact(v)}" for f, v in opened]
+    urls = [value for _, value in opened]  # one per system, in order
     follow: list[dict[str, Any]] = [{} for _ in urls]  # each flag bound to the --proxy before it
     defaults: dict[str, Any] = {}
     # Where each occurrence stands: (index of the --proxy before it or -1, value).
     occurrences: dict[str, list[tuple[int, Any]]] = {}
     current = -1
     for field, value in flags:
-        if field == "url":
+        if field in OPENERS:
             current += 1
         else:
             occurrences.setdefault(field, []).append((current, value))
@@ -267,9 +314,7 @@ def bind_systems(flags: Sequence[tuple[str, Any]]) -> list[SystemSettings]:
         for at, value in seen:
             target = follow[at] if at >= 0 else defaults
             if field in target:
-                where = (
-                    f"--proxy {redact(urls[at])}" if at >= 0 else "the first --proxy (the default for all)"
-                )
+                where = labels[at] if at >= 0 else "the first --proxy (the default for all)"
                 raise UsageError(f"{option} is given twice for {where}: give it once per system")
             target[field] = value
         if field == "name" and "name" in defaults and last > 0:
@@ -277,19 +322,37 @@ def bind_systems(flags: Sequence[tuple[str, Any]]) -> list[SystemSettings]:
                 f"--name {defaults['name']} comes before the first of several --proxy flags: "
                 "put each --name right after its --proxy"
             )
+        if field in defaults and field not in COMMAND_FIELDS and all(kind == "program" for kind, _ in opened):
+            raise UsageError(
+                f"{option} does not apply to --command: a command takes --name, --system-prompt and --timeout"
+            )
+        for (kind, _), label, own in zip(opened, labels, follow, strict=True):
+            if kind == "program" and field in own and field not in COMMAND_FIELDS:
+                raise UsageError(
+                    f"{option} does not apply to {label}: a command takes --name, --system-prompt "
+                    "and --timeout"
+                )
         if field not in defaults and field not in ("name", "api_key_env") and last > 0:
-            missing = [url for url, slot in zip(urls, follow, strict=True) if field not in slot]
+            takes = [field in COMMAND_FIELDS or kind == "url" for kind, _ in opened]
+            missing = [
+                label for label, slot, t in zip(labels, follow, takes, strict=True) if t and field not in slot
+            ]
             if missing:
                 raise UsageError(
-                    f"{option} is given for some systems but not after --proxy {redact(missing[0])}: give it "
+                    f"{option} is given for some systems but not after {missing[0]}: give it "
                     "after every --proxy, or once before the first --proxy for all"
                 )
     systems = []
-    for position, (url, own) in enumerate(zip(urls, follow, strict=True)):
-        default_name = f"proxy{position + 1}" if last > 0 else "proxy"
+    for position, ((kind, value), own) in enumerate(zip(opened, follow, strict=True)):
+        label = "proxy" if kind == "url" else "command"
         settings = {**defaults, **own}
-        settings.setdefault("name", default_name)
-        systems.append(SystemSettings(url=url, **settings))
+        if kind == "program":
+            settings = {k: v for k, v in settings.items() if k in COMMAND_FIELDS}
+        settings.setdefault("name", f"{label}{position + 1}" if last > 0 else label)
+        if kind == "url":
+            systems.append(SystemSettings(url=value, **settings))
+        else:
+            systems.append(SystemSettings(url=None, command=value, **settings))
     _check_names(systems)
     return systems
 
@@ -314,13 +377,13 @@ def _check_names(systems: list[SystemSettings]) -> None:
     seen: dict[str, str] = {}
     for system in systems:
         if not system.name.strip():
-            raise UsageError(f"--proxy {redact(system.url)}: --name may not be empty")
+            raise UsageError(f"{system.label}: --name may not be empty")
         if system.name in seen:
             raise UsageError(
-                f"two systems are named {system.name!r} (--proxy {seen[system.name]} and --proxy "
-                f"{redact(system.url)}): give each its own --name"
+                f"two systems are named {system.name!r} ({seen[system.name]} and {system.label}): "
+                "give each its own --name"
             )
-        seen[system.name] = redact(system.url)
+        seen[system.name] = system.label
 
 
 def systems_from_args(args: argparse.Namespace) -> list[SystemSettings]:
@@ -329,7 +392,12 @@ def systems_from_args(args: argparse.Namespace) -> list[SystemSettings]:
     if not args.config:
         return bind_systems(flags)
     if flags:
-        option = "--proxy" if any(field == "url" for field, _ in flags) else _BY_FIELD[flags[0][0]].option
+        opener = next((field for field, _ in flags if field in OPENERS), None)
+        if opener == "program":
+            raise UsageError(f"--config {args.config} lists the systems: --command does not mix with it")
+        option = (
+            {"url": "--proxy", "program": "--command"}[opener] if opener else _BY_FIELD[flags[0][0]].option
+        )
         raise UsageError(f"--config {args.config} lists the systems: give {option} in the run file, not here")
     return systems_from_file(args.config)
 

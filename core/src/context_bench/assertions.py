@@ -1,0 +1,128 @@
+"""assert_scores: a score threshold as an assertion, for tests and scripts (no pytest needed).
+
+A failed threshold is only useful with the evidence beside it, so the message shows each failing
+mean with an approximate 95% interval (how far a small sample can be trusted) and the worst rows,
+each with its id, response, reference and scores (or its error).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from .records import EvalResult, EvalRow
+
+__all__ = ["ScoreAssertionError", "assert_scores", "mean_interval"]
+
+#: The fields a row's reference is read from, in order (what the built-in evaluators score against).
+REFERENCE_FIELDS = ("answer", "answers", "reference", "label", "expected", "summary")
+_SHOWN = 120  # characters of a response or reference in the message
+
+
+class ScoreAssertionError(AssertionError):
+    """A mean below its bound; ``failures`` holds ``(system, dataset, field, mean, bound)``."""
+
+    def __init__(self, message: str, failures: list[tuple[str, str | None, str, float | None, float]]):
+        super().__init__(message)
+        self.failures = failures
+
+
+def mean_interval(values: Sequence[float], z: float = 1.96) -> tuple[float, float] | None:
+    """The normal-approximation interval of the mean of ``values`` (95% by default), kept within
+    the values' range (a 0/1 score's interval never passes 1); None under two values.  Unweighted,
+    and only approximate for few rows: a guide, not a test."""
+    n = len(values)
+    if n < 2:
+        return None
+    mean = math.fsum(values) / n
+    variance = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
+    half = z * math.sqrt(variance / n)
+    return max(mean - half, min(values)), min(mean + half, max(values))
+
+
+def _row_value(row: EvalRow, field: str) -> float | None:
+    """The row's value as the summary counts it: an errored row lacking the field counts 0."""
+    if field in row.scores:
+        return float(row.scores[field])
+    return 0.0 if row.errors else None
+
+
+def _short(value: Any) -> str:
+    text = value if isinstance(value, str) else repr(value)
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+
+
+def _reference(row: EvalRow) -> Any:
+    example = row.example or {}
+    for field in REFERENCE_FIELDS:
+        if field in example:
+            return example[field]
+    return None
+
+
+def _describe(row: EvalRow) -> str:
+    said = f"error: {_short(str(row.errors[0]))}" if row.errors else f"response={_short(row.response)}"
+    scores = ", ".join(f"{name}={value:.3g}" for name, value in sorted(row.scores.items())) or "none"
+    return (
+        f"    {row.example_id} ({row.dataset}): {said}  reference={_short(_reference(row))}  scores: {scores}"
+    )
+
+
+def assert_scores(
+    result: EvalResult,
+    *,
+    system: str | None = None,
+    dataset: str | None = None,
+    worst: int = 3,
+    **bounds: float,
+) -> None:
+    """Assert that every bound holds: ``assert_scores(result, f1=0.7, exact_match=0.5)``.
+
+    Each bound is a minimum of the field's mean, for every system of ``result`` (or ``system``
+    alone), over all its data sets (or ``dataset`` alone).  The means are the summary's: a row the
+    system could not answer counts 0, so failures never raise a mean.  A field no row scored fails.
+    On failure, a :class:`ScoreAssertionError` names each failing mean with its interval and shows
+    the ``worst`` rows of each below its bound (lowest first).
+    """
+    __tracebackhide__ = True  # pytest shows the caller's line, not this one
+    if not bounds:
+        raise TypeError("assert_scores needs at least one bound, such as f1=0.7")
+    summary = result.summary
+    names = [system] if system is not None else list(summary.systems)
+    if system is not None and system not in summary.systems:
+        raise AssertionError(f"no system {system!r} in the result (systems: {', '.join(summary.systems)})")
+    failures: list[tuple[str, str | None, str, float | None, float]] = []
+    lines: list[str] = []
+    for name in names:
+        if dataset is None:
+            means = summary.systems[name].scores
+        else:
+            group = next((g for g in summary.groups if g.system == name and g.dataset == dataset), None)
+            if group is None:
+                raise AssertionError(f"system {name!r} did not run data set {dataset!r}")
+            means = group.scores
+        rows = [r for r in result.rows if r.system == name and (dataset is None or r.dataset == dataset)]
+        where = name if dataset is None else f"{name}/{dataset}"
+        for field, bound in bounds.items():
+            mean = means.get(field)
+            if mean is not None and mean >= bound:
+                continue
+            failures.append((name, dataset, field, mean, bound))
+            if mean is None:
+                lines.append(
+                    f"{where}: {field} was not scored on any row (fields: {', '.join(means) or 'none'})"
+                )
+                continue
+            scored = [(v, r) for r in rows if (v := _row_value(r, field)) is not None]
+            interval = mean_interval([v for v, _ in scored])
+            ci = f", 95% CI {interval[0]:.3f}-{interval[1]:.3f}" if interval else ""
+            lines.append(f"{where}: {field} mean {mean:.3f} ({len(scored)} rows{ci}) is below {bound:g}")
+            below = [(v, r) for v, r in scored if v < bound]
+            if worst > 0 and below:
+                lines.append(f"  worst rows by {field}:")
+                lowest = sorted(below, key=lambda pair: (pair[0], pair[1].index))[:worst]
+                lines.extend(_describe(row) for _, row in lowest)
+    if failures:
+        raise ScoreAssertionError("scores below their bounds:\n" + "\n".join(lines), failures)
