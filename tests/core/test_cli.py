@@ -184,7 +184,10 @@ def test_a_run_where_every_row_errored_exits_1(capsys, tmp_path):
     code, _, err = run_cli(capsys, "score", str(data), "--no-progress", "--output", "json")
     assert code == 1 and "none of the 3 rows could be scored" in err
     data.write_text(json.dumps({"id": "1", "answer": "a", "response": "a"}) + "\n" + json.dumps({"id": "2"}))
-    assert run_cli(capsys, "score", str(data), "--no-progress")[0] == 0  # some rows scored: a normal run
+    # some rows scored: not exit 1; one of two rows unanswered is over the default failure rate (exit 4)
+    code, _, err = run_cli(capsys, "score", str(data), "--no-progress")
+    assert code == 4 and "could not answer 1 of 2 rows (50.0%" in err
+    assert run_cli(capsys, "score", str(data), "--no-progress", "--max-failure-rate", "0.5")[0] == 0
 
 
 def test_several_systems_keep_every_notice_and_distinct_indices(capsys, tmp_path):

@@ -169,7 +169,7 @@ def test_a_runs_jsonl_rows_are_read_back_by_id(capsys, tmp_path, server):
         capsys, "score", write_rows(tmp_path / "run.jsonl", rows), "--output", "json", "--no-progress"
     )
     scored = {row["example_id"]: row for row in json.loads(out)["rows"]}
-    assert code == 0 and scored["7"]["scores"]["exact_match"] == 1.0
+    assert code == 4 and scored["7"]["scores"]["exact_match"] == 1.0  # 2 of 3 rows unanswered
     assert scored["8"]["errors"] and not scored["8"]["scores"]
     assert scored["9"]["errors"] and not scored["9"]["scores"]  # with its id written out, too
 

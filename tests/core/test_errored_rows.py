@@ -103,11 +103,11 @@ def test_the_cli_flag_exclude_errors(tmp_path, capsys):
     rows[3]["response"] = "A"
     # the first line is an input error (unreadable JSON): it counts 0, and is the input's, not a system's
     data.write_text("{not json\n" + "".join(json.dumps(r) + "\n" for r in rows[1:]))
-    assert main(["score", str(data), "--output", "json", "--no-progress"]) == 0
+    assert main(["score", str(data), "--output", "json", "--no-progress"]) == 4  # 1 of 4 unreadable: > 0.1
     default = json.loads(capsys.readouterr().out)["summary"]
     assert default["groups"][0]["scores"]["mc_accuracy"] == pytest.approx(2 / 4)
     assert default["errors"]["by_system"] == {} and default["errors"]["by_input"] == {"mmlu": 1}
-    assert main(["score", str(data), "--output", "json", "--no-progress", "--exclude-errors"]) == 0
+    assert main(["score", str(data), "--output", "json", "--no-progress", "--exclude-errors"]) == 4
     excluded = json.loads(capsys.readouterr().out)["summary"]
     assert excluded["groups"][0]["scores"]["mc_accuracy"] == pytest.approx(2 / 3)
     assert excluded["exclude_errors"] is True

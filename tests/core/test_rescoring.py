@@ -37,7 +37,9 @@ def test_run_then_score_gives_the_same_scores(capsys, tmp_path):
     data = tmp_path / "qa.jsonl"
     data.write_text("".join(json.dumps(row) + "\n" for row in ROWS))
     report = tmp_path / "report.jsonl"
+    # one row of five is down: 20%, over the default --max-failure-rate; at 0.2 the run passes
     run = ("run", "--proxy", None, "--name", "mine", "--max-retries", "0", "--dataset", str(data))
+    run = (*run, "--max-failure-rate", "0.2")
     with FakeServer(reply) as server:
         run = tuple(server.url if arg is None else arg for arg in run)
         code, _, err = cli(capsys, *run, "--output", "jsonl", "--out", str(report))
@@ -53,7 +55,7 @@ def test_run_then_score_gives_the_same_scores(capsys, tmp_path):
     assert by_id["down"]["errors"] and by_id["down"]["response"] is None
 
     code, out, err = cli(capsys, "score", str(report), "--output", "json")
-    assert code == 0, err
+    assert code == 4 and "could not answer 1 of 5 rows (20.0%" in err, err
     again = json.loads(out)
     rescored = {row["example_id"]: row for row in again["rows"]}
     for ex_id, line in by_id.items():

@@ -810,6 +810,7 @@ OTHER_BLOCKS = {
         "json",
     ): "the run file: tests/core/test_cli_systems.py::test_the_documented_run_file_reads",
     ("docs/memory.md", "json"): "the conversation layout: test_the_conversation_layout_runs",
+    ("docs/ci.md", "yaml"): "the GitHub Actions job: tests/docs/test_ci_doc.py runs its context-bench step",
     ("docs/plugins.md", "toml"): "the plugin's pyproject.toml: test_the_plugin_entry_point_names_its_module",
     ("docs/pytest.md", ""): "assert_scores's message: test_pytest_plugin.py runs the example",
 }

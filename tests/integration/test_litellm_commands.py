@@ -246,13 +246,14 @@ def test_a_runs_jsonl_scores_again_to_the_same_scores(proxy, qa_rows, tmp_path, 
         [*qa_rows, {"id": "x", "question": "[400] Capital of France?", "answer": "Paris"}],
     )
     report = tmp_path / "run.jsonl"
+    allowed = ("--max-failure-rate", "0.25")  # the one refused row of four is allowed
     code, _, err = cli(
-        capsys, *tiny(proxy, "--dataset", str(data), "--output", "jsonl", "--out", str(report))
+        capsys, *tiny(proxy, "--dataset", str(data), "--output", "jsonl", "--out", str(report), *allowed)
     )
     assert code == 0, err
     lines = {line["id"]: line for line in map(json.loads, report.read_text().splitlines())}
     assert lines["0"]["answer"] == qa_rows[0]["answer"] and lines["x"]["errors"]
-    code, out, err = cli(capsys, "score", str(report), "--output", "json")
+    code, out, err = cli(capsys, "score", str(report), "--output", "json", *allowed)
     assert code == 0, err
     again = {row["example_id"]: row for row in json.loads(out)["rows"]}
     assert {i: again[i]["scores"] for i in lines} == {i: line["scores"] for i, line in lines.items()}

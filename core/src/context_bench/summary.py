@@ -132,6 +132,37 @@ def _finite(figures: dict[str, float]) -> dict[str, float | None]:
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in figures.items()}
 
 
+#: One row's share of a headline mean: the row, the value it counts with, and its weight.
+Entry = tuple[EvalRow, float, float]
+
+
+def headline_values(
+    rows: Sequence[EvalRow], exclude_errors: bool = False
+) -> dict[tuple[str, str], dict[str, list[Entry]]]:
+    """The values each (system, data set) group's headline means are over, field by field: every
+    row that has the field, and, unless ``exclude_errors``, every errored row lacking a field of its
+    group as a 0 weighing like the group's average row (the Summarizer's rule), so a mean of these
+    is the summary's mean and an interval over them is that mean's interval."""
+    groups: dict[tuple[str, str], _Tally] = {}
+    for row in rows:
+        groups.setdefault((row.system, row.dataset), _Tally()).add(row)
+    fields = Summarizer._fields(groups)
+    found: dict[tuple[str, str], dict[str, list[Entry]]] = {}
+    for key, tally in groups.items():
+        average = tally._average_weights() if tally.weighted else {}
+        entries: dict[str, list[Entry]] = {}
+        for row in tally.rows:
+            for field, value in row.scores.items():
+                weight = row.weights.get(field, 1.0) if row.weights else 1.0
+                entries.setdefault(field, []).append((row, value, weight))
+            if row.errors and not exclude_errors:
+                for field in fields[key]:
+                    if field not in row.scores:
+                        entries.setdefault(field, []).append((row, 0.0, average.get(field, 1.0)))
+        found[key] = entries
+    return found
+
+
 class Summarizer:
     """Turns rows into a :class:`Summary`; kept on the result so ``filter`` can re-summarize.
 

@@ -186,8 +186,8 @@ def test_a_judge_that_failed_on_every_row_fails_the_command(judge_server, tmp_pa
     data.write_text("".join(json.dumps({**MC_ROW, "id": str(i)}) + "\n" for i in range(3)))
     command = [sys.executable, "-m", "context_bench", "score", str(data), "--output", "json", "--no-progress"]
     done = subprocess.run([*command, "--judge-url", server.url], capture_output=True, text=True, timeout=60)
-    assert done.returncode == 1, done.stderr  # the report is written, but the run did not pass
-    assert "judge_score failed on every row it scored" in done.stderr
+    assert done.returncode == 4, done.stderr  # the report is written, but the run did not pass
+    assert "evaluator judge_score failed on 3 of the 3 rows it scored (100.0%" in done.stderr
     assert json.loads(done.stdout)["summary"]["failures"]["judge_score"]["rate"] == 1.0
     working = judge_server(lambda body: "RATING: 5")  # the same run with a working judge passes
     done = subprocess.run([*command, "--judge-url", working.url], capture_output=True, text=True, timeout=60)

@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import __version__
 from ..errors import ContextBenchError, PluginError, UsageError
+from ..gates import INTERRUPTED, USAGE
 from ..plugins import PluginHost, PluginWarning, set_host
 from ..specs import resolve
 from . import commands, listings
@@ -136,13 +137,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             from ..reports.sections import printable
 
             print(f"{PROG}: error: {printable(_without_prefix(str(exc)))}", file=sys.stderr)
-            return 2
+            return USAGE
         except KeyboardInterrupt:
             print(
                 "context-bench: interrupted (finished rows are kept in --cache-dir, if given)",
                 file=sys.stderr,
             )
-            return 130
+            return INTERRUPTED
 
 
 def _without_prefix(message: str) -> str:
@@ -163,7 +164,7 @@ def _command(argv: list[str], given: list[str]) -> int:
         args = parser.parse_args(argv)
         if args.command is None:
             parser.print_help()
-            return 2
+            return USAGE
         args.argv = given
         return resolve(args.handler)(args, host)
     finally:

@@ -14,6 +14,7 @@ import attrs
 
 from ..datasets import MAX_ROW_BYTES
 from ..errors import UsageError
+from ..gates import DEFAULT_MAX_FAILURE_RATE, Gates
 from ..plugins import PluginHost
 from ..records import EvalResult
 from ..reports import FORMATS
@@ -85,6 +86,35 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         f"(default {MAX_ROW_BYTES:,})",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    gates = parser.add_argument_group("quality gates (exit 3 or 4 after the report is written; docs/ci.md)")
+    gates.add_argument(
+        "--fail-under",
+        action="append",
+        default=[],
+        metavar="[[SYSTEM/]DATASET:]FIELD=VALUE",
+        help="exit 3 when the mean of FIELD is below VALUE in a (system, data set) group: every group "
+        "with the field, those of DATASET, or the one of SYSTEM on DATASET (repeatable)",
+    )
+    gates.add_argument(
+        "--fail-if-worse",
+        action="append",
+        default=[],
+        metavar="FIELD[=MARGIN]",
+        help="with --baseline: exit 3 when a system's paired difference in FIELD to the baseline "
+        "(rows matched by data set and id) is significantly below -MARGIN (default 0): the upper "
+        "bound of its 95%% interval is (repeatable)",
+    )
+    gates.add_argument(
+        "--baseline", metavar="NAME", help="the system --fail-if-worse compares the others with"
+    )
+    gates.add_argument(
+        "--max-failure-rate",
+        type=float,
+        default=DEFAULT_MAX_FAILURE_RATE,
+        metavar="R",
+        help="exit 4 when a system could not answer, or an evaluator failed on, more than this share "
+        f"of its rows (default {DEFAULT_MAX_FAILURE_RATE:g}; 1 never)",
+    )
     host.add_options(parser.add_argument_group("plugin options"))
 
 
@@ -114,6 +144,8 @@ class RunOptions:
     max_row_bytes: int = MAX_ROW_BYTES
     #: The command line as given to ``main``, for the report (None: the process's).
     argv: list[str] | None = None
+    #: What makes the finished run fail (``--fail-under``, ``--fail-if-worse``, ``--max-failure-rate``).
+    gates: Gates = attrs.Factory(Gates)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, host: PluginHost) -> RunOptions:
@@ -129,6 +161,12 @@ class RunOptions:
         if args.max_row_bytes < 1:
             raise UsageError("--max-row-bytes must be at least 1")
         _check_out(args.out)
+        gates = Gates.parse(
+            getattr(args, "fail_under", ()),
+            getattr(args, "fail_if_worse", ()),
+            getattr(args, "baseline", None),
+            getattr(args, "max_failure_rate", DEFAULT_MAX_FAILURE_RATE),
+        )
         return cls(
             evaluators=list(args.evaluator) if args.no_autowire else None,
             add_evaluators=[] if args.no_autowire else list(args.evaluator),
@@ -143,6 +181,7 @@ class RunOptions:
             call_timeout=args.call_timeout,
             max_row_bytes=args.max_row_bytes,
             argv=getattr(args, "argv", None),
+            gates=gates,
             plugin_options={d: getattr(args, d) for d in sorted(host.option_dests()) if hasattr(args, d)},
         )
 
@@ -175,7 +214,9 @@ def _check_out(path: str | None) -> None:
 
 
 def emit(result: EvalResult, options: RunOptions) -> int:
-    """Write the report the flags ask for; return the exit status (1 when no row could be scored).
+    """Write the report the flags ask for, then apply the gates; return the exit status: 0, 1 when
+    no row could be scored, 3 when a quality gate failed, 4 when too many rows failed (see
+    :meth:`~context_bench.gates.Gates.judge`); a gate naming nothing in the run is a UsageError.
 
     The report carries the run's metadata: what the command put in ``result.metadata`` (best
     ``run_metadata(argv=..., systems=...)``: the systems, their endpoints, the command line), completed
@@ -214,15 +255,10 @@ def emit(result: EvalResult, options: RunOptions) -> int:
             "(lone surrogates, from the rows or the replies) written as U+FFFD",
             file=sys.stderr,
         )
-    if result.rows and all(row.errors for row in result.rows):
-        print(f"context-bench: error: none of the {len(result.rows)} rows could be scored", file=sys.stderr)
-        return 1
-    failures = result.summary.failures if result.summary else {}
-    dead = sorted(name for name, f in failures.items() if f.count >= f.rows)
-    if dead:  # an evaluator (a judge) that failed on every row it scored gave fallbacks, not verdicts
-        print(f"context-bench: error: {', '.join(dead)} failed on every row it scored", file=sys.stderr)
-        return 1
-    return 0
+    verdict = options.gates.judge(result)
+    for line in verdict.lines:
+        print(f"context-bench: error: {printable(repair_text(line))}", file=sys.stderr)
+    return verdict.status
 
 
 def _metadata() -> dict[str, Any]:

@@ -1,0 +1,271 @@
+"""Quality gates: what makes a finished run fail in CI, and the exit status that says so.
+
+Three checks read a run's rows after its report is written: the share of rows the systems could
+not answer and of rows each evaluator failed on (``--max-failure-rate``), the floors on headline
+means (``--fail-under``), and the paired comparison with a baseline system (``--fail-if-worse``).
+Their syntax is checked when the flags are read, before any row runs; the names they give
+(systems, data sets, score fields) are checked against the run's rows, since an evaluator wired
+per row only shows its fields once it scored.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import attrs
+
+from .errors import UsageError
+from .metrics.interval import Interval, mean_interval
+from .records import EvalResult, EvalRow
+from .rowtask import SCORED_BY
+from .summary import headline_values
+
+#: The exit statuses of a run command (README.md's table); when several apply, the first of
+#: ALL_ERRORED, USAGE, TOO_MANY_FAILURES, GATE_FAILED wins.
+OK = 0
+ALL_ERRORED = 1
+USAGE = 2
+GATE_FAILED = 3
+TOO_MANY_FAILURES = 4
+INTERRUPTED = 130
+
+#: ``--max-failure-rate``'s default: more than this share of failed rows fails the run.
+DEFAULT_MAX_FAILURE_RATE = 0.1
+
+
+def _number(text: str, flag: str, given: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise UsageError(f"{flag} {given}: {text!r} is not a number")
+    return value
+
+
+@attrs.frozen
+class FloorGate:
+    """``--fail-under [[SYSTEM/]DATASET:]FIELD=VALUE``: the headline mean of ``field`` must reach
+    ``bound`` in every (system, data set) group ``scope`` names (all of them when None)."""
+
+    field: str
+    bound: float
+    #: ``DATASET`` or ``SYSTEM/DATASET`` as given; resolved against the run's names (either may hold
+    #: a ``/``).
+    scope: str | None = None
+    given: str = ""
+
+    @classmethod
+    def parse(cls, given: str) -> FloorGate:
+        left, equals, value = given.rpartition("=")
+        if not equals or not left:
+            raise UsageError(f"--fail-under {given}: expected [[SYSTEM/]DATASET:]FIELD=VALUE")
+        scope, _, field = left.rpartition(":")
+        if not field or (_ and not scope):
+            raise UsageError(f"--fail-under {given}: expected [[SYSTEM/]DATASET:]FIELD=VALUE")
+        return cls(field, _number(value, "--fail-under", given), scope or None, given)
+
+    def groups(self, names: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The (system, data set) groups of ``names`` this gate's scope covers."""
+        if self.scope is None:
+            return list(names)
+        by_dataset = [key for key in names if key[1] == self.scope]
+        return by_dataset or [key for key in names if f"{key[0]}/{key[1]}" == self.scope]
+
+
+@attrs.frozen
+class WorseGate:
+    """``--fail-if-worse FIELD[=MARGIN]``: no system's paired difference to the baseline in
+    ``field`` may be significantly below ``-margin``."""
+
+    field: str
+    margin: float = 0.0
+    given: str = ""
+
+    @classmethod
+    def parse(cls, given: str) -> WorseGate:
+        field, equals, margin = given.partition("=")
+        if not field:
+            raise UsageError(f"--fail-if-worse {given}: expected FIELD[=MARGIN]")
+        value = _number(margin, "--fail-if-worse", given) if equals else 0.0
+        if value < 0:
+            raise UsageError(f"--fail-if-worse {given}: the margin cannot be negative")
+        return cls(field, value, given)
+
+
+@attrs.frozen
+class Verdict:
+    """What the gates found: the exit status and one line per finding (empty when all passed)."""
+
+    status: int = OK
+    lines: list[str] = attrs.Factory(list)
+
+
+@attrs.frozen
+class Gates:
+    """The gates of one command line; :meth:`judge` applies them to a finished run."""
+
+    fail_under: tuple[FloorGate, ...] = ()
+    fail_if_worse: tuple[WorseGate, ...] = ()
+    baseline: str | None = None
+    max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE
+
+    @classmethod
+    def parse(
+        cls,
+        fail_under: Sequence[str] = (),
+        fail_if_worse: Sequence[str] = (),
+        baseline: str | None = None,
+        max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE,
+    ) -> Gates:
+        """The flags' values, checked (a UsageError names the first bad one)."""
+        if not 0 <= max_failure_rate <= 1:  # NaN too
+            raise UsageError("--max-failure-rate must be between 0 and 1")
+        if fail_if_worse and not baseline:
+            raise UsageError(
+                "--fail-if-worse needs --baseline NAME (the system the others are compared with)"
+            )
+        if baseline and not fail_if_worse:
+            raise UsageError("--baseline is the reference of --fail-if-worse, which is not given")
+        return cls(
+            tuple(FloorGate.parse(text) for text in fail_under),
+            tuple(WorseGate.parse(text) for text in fail_if_worse),
+            baseline,
+            max_failure_rate,
+        )
+
+    def judge(self, result: EvalResult) -> Verdict:
+        """The run's exit status and its reasons.  Every row errored: 1, alone (no gate can read
+        a run without scores).  Otherwise a gate naming nothing in the run is a UsageError (2);
+        then too many failures (4) and failed gates (3) are all said, and the status is 4 if any
+        failure rate is over the limit, else 3 if any gate failed, else 0."""
+        rows = result.rows
+        if rows and all(row.errors for row in rows):
+            return Verdict(ALL_ERRORED, [f"none of the {len(rows)} rows could be scored"])
+        exclude = bool(result.summary and result.summary.exclude_errors)
+        values = headline_values(rows, exclude_errors=exclude)
+        floors = [(gate, self._resolve(gate, values)) for gate in self.fail_under]
+        systems = list(dict.fromkeys(row.system for row in rows))
+        if self.baseline is not None and self.baseline not in systems:
+            known = ", ".join(systems) or "none"
+            raise UsageError(f"--baseline {self.baseline}: no such system in this run (it has {known})")
+        for gate in self.fail_if_worse:
+            if not any(gate.field in fields for fields in values.values()):
+                raise UsageError(
+                    f"--fail-if-worse {gate.given}: no group of this run has a score {gate.field!r}"
+                )
+        rates = failure_rates(rows, self.max_failure_rate)
+        lines = list(rates)
+        for gate, groups in floors:
+            lines.extend(self._floor(gate, groups, values))
+        for gate in self.fail_if_worse:
+            lines.extend(self._worse(gate, systems, values))
+        status = TOO_MANY_FAILURES if rates else GATE_FAILED if lines else OK
+        return Verdict(status, lines)
+
+    @staticmethod
+    def _resolve(gate: FloorGate, values: dict[tuple[str, str], dict[str, list]]) -> list[tuple[str, str]]:
+        groups = gate.groups(list(values))
+        if not groups:
+            raise UsageError(
+                f"--fail-under {gate.given}: no data set or SYSTEM/DATASET {gate.scope!r} in this run"
+            )
+        having = [key for key in groups if gate.field in values[key]]
+        if not having:
+            where = f" of {gate.scope}" if gate.scope else ""
+            raise UsageError(
+                f"--fail-under {gate.given}: no group{where} in this run has a score {gate.field!r}"
+            )
+        return having
+
+    @staticmethod
+    def _floor(gate: FloorGate, groups: list[tuple[str, str]], values: dict) -> list[str]:
+        failed = []
+        for system, dataset in groups:
+            interval = _interval(values[(system, dataset)][gate.field])
+            if interval is not None and interval.mean < gate.bound:
+                failed.append(
+                    f"gate failed: --fail-under {gate.given}: {gate.field} of {system} on {dataset} is "
+                    f"{interval.describe()}, below {gate.bound:g}"
+                )
+        return failed
+
+    def _worse(self, gate: WorseGate, systems: list[str], values: dict) -> list[str]:
+        failed = []
+        baseline = _by_example(self.baseline, gate.field, values)
+        for system in systems:
+            if system == self.baseline:
+                continue
+            own = _by_example(system, gate.field, values)
+            pairs = [
+                (value - baseline[key][0], (weight + baseline[key][1]) / 2)
+                for key, (value, weight) in own.items()
+                if key in baseline
+            ]
+            if not pairs:
+                raise UsageError(
+                    f"--fail-if-worse {gate.given}: {system} and the baseline {self.baseline} share no "
+                    f"scored example (by data set and id) with a score {gate.field!r}"
+                )
+            interval = _interval(pairs)
+            if interval is not None and interval.high < -gate.margin:
+                failed.append(
+                    f"gate failed: --fail-if-worse {gate.given}: {gate.field} of {system} minus the baseline "
+                    f"{self.baseline} is {interval.describe()}, significantly below {-gate.margin or 0.0:g}"
+                )
+        return failed
+
+
+def _by_example(system: str | None, field: str, values: dict) -> dict[tuple[str, str], tuple[float, float]]:
+    """A system's headline values of ``field`` by (data set, example id), with their weights."""
+    found = {}
+    for (name, dataset), fields in values.items():
+        if name == system:
+            for row, value, weight in fields.get(field, ()):
+                found[(dataset, row.example_id)] = (value, weight)
+    return found
+
+
+def _interval(entries: Sequence[tuple]) -> Interval | None:
+    """The interval of (…, value, weight) entries; None when their weights add up to 0 (no mean)."""
+    values = [entry[-2] for entry in entries]
+    weights = [entry[-1] for entry in entries]
+    return mean_interval(values, weights) if sum(weights) > 0 else None
+
+
+def failure_rates(rows: Sequence[EvalRow], limit: float) -> list[str]:
+    """One line per system whose rows it could not answer (a system or an input error), and per
+    evaluator that failed (a soft failure or an error) on the rows it was given, above ``limit``."""
+    asked: dict[str, int] = {}
+    unanswered: dict[str, int] = {}
+    unreadable: dict[str, int] = {}
+    scored: dict[str, int] = {}
+    failed: dict[str, int] = {}
+    for row in rows:
+        asked[row.system] = asked.get(row.system, 0) + 1
+        if any(error.stage in ("system", "input") for error in row.errors):
+            unanswered[row.system] = unanswered.get(row.system, 0) + 1
+            if any(error.stage == "input" for error in row.errors):
+                unreadable[row.system] = unreadable.get(row.system, 0) + 1
+        raised = {error.source for error in row.errors if error.stage == "evaluator"}
+        for name in raised.union(row.failures):
+            failed[name] = failed.get(name, 0) + 1
+        for name in raised.union(row.meta.get(SCORED_BY, ()), row.failures):
+            scored[name] = scored.get(name, 0) + 1
+    lines = []
+    for system, count in unanswered.items():
+        if count / asked[system] > limit:
+            inputs = unreadable.get(system, 0)
+            lines.append(
+                f"too many failures: system {system} could not answer {count} of {asked[system]} rows "
+                f"({count / asked[system]:.1%}, more than --max-failure-rate {limit:g})"
+                + (f"; {inputs} of them unreadable input rows" if inputs else "")
+            )
+    for name, count in sorted(failed.items()):
+        if count / scored[name] > limit:
+            lines.append(
+                f"too many failures: evaluator {name} failed on {count} of the {scored[name]} rows it "
+                f"scored ({count / scored[name]:.1%}, more than --max-failure-rate {limit:g})"
+            )
+    return lines
