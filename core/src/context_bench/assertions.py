@@ -7,13 +7,12 @@ each with its id, response, reference and scores (or its error).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from typing import Any
 
+from .metrics.interval import mean_interval
 from .records import EvalResult, EvalRow
 
-__all__ = ["ScoreAssertionError", "assert_scores", "mean_interval"]
+__all__ = ["ScoreAssertionError", "assert_scores"]
 
 #: The fields a row's reference is read from, in order (what the built-in evaluators score against).
 REFERENCE_FIELDS = ("answer", "answers", "reference", "label", "expected", "summary")
@@ -26,19 +25,6 @@ class ScoreAssertionError(AssertionError):
     def __init__(self, message: str, failures: list[tuple[str, str | None, str, float | None, float]]):
         super().__init__(message)
         self.failures = failures
-
-
-def mean_interval(values: Sequence[float], z: float = 1.96) -> tuple[float, float] | None:
-    """The normal-approximation interval of the mean of ``values`` (95% by default), kept within
-    the values' range (a 0/1 score's interval never passes 1); None under two values.  Unweighted,
-    and only approximate for few rows: a guide, not a test."""
-    n = len(values)
-    if n < 2:
-        return None
-    mean = math.fsum(values) / n
-    variance = math.fsum((v - mean) ** 2 for v in values) / (n - 1)
-    half = z * math.sqrt(variance / n)
-    return max(mean - half, min(values)), min(mean + half, max(values))
 
 
 def _row_value(row: EvalRow, field: str) -> float | None:
@@ -116,9 +102,8 @@ def assert_scores(
                 )
                 continue
             scored = [(v, r) for r in rows if (v := _row_value(r, field)) is not None]
-            interval = mean_interval([v for v, _ in scored])
-            ci = f", 95% CI {interval[0]:.3f}-{interval[1]:.3f}" if interval else ""
-            lines.append(f"{where}: {field} mean {mean:.3f} ({len(scored)} rows{ci}) is below {bound:g}")
+            shown = mean_interval([v for v, _ in scored]).describe() if scored else f"{mean:.3f}"
+            lines.append(f"{where}: {field} mean {shown} is below {bound:g}")
             below = [(v, r) for v, r in scored if v < bound]
             if worst > 0 and below:
                 lines.append(f"  worst rows by {field}:")

@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
 from .errors import UsageError
-from .metrics.interval import Interval, mean_interval
-from .records import EvalResult, EvalRow
-from .rowtask import SCORED_BY
-from .summary import headline_values
+
+if TYPE_CHECKING:  # the run's records load with the run, not with the command line's parser
+    from .metrics.interval import Interval
+    from .records import EvalResult, EvalRow
 
 #: The exit statuses of a run command (README.md's table); when several apply, the first of
 #: ALL_ERRORED, USAGE, TOO_MANY_FAILURES, GATE_FAILED wins.
@@ -144,6 +145,8 @@ class Gates:
         if rows and all(row.errors for row in rows):
             return Verdict(ALL_ERRORED, [f"none of the {len(rows)} rows could be scored"])
         exclude = bool(result.summary and result.summary.exclude_errors)
+        from .summary import headline_values
+
         values = headline_values(rows, exclude_errors=exclude)
         floors = [(gate, self._resolve(gate, values)) for gate in self.fail_under]
         systems = list(dict.fromkeys(row.system for row in rows))
@@ -229,6 +232,8 @@ def _by_example(system: str | None, field: str, values: dict) -> dict[tuple[str,
 
 def _interval(entries: Sequence[tuple]) -> Interval | None:
     """The interval of (…, value, weight) entries; None when their weights add up to 0 (no mean)."""
+    from .metrics.interval import mean_interval
+
     values = [entry[-2] for entry in entries]
     weights = [entry[-1] for entry in entries]
     return mean_interval(values, weights) if sum(weights) > 0 else None
@@ -237,6 +242,8 @@ def _interval(entries: Sequence[tuple]) -> Interval | None:
 def failure_rates(rows: Sequence[EvalRow], limit: float) -> list[str]:
     """One line per system whose rows it could not answer (a system or an input error), and per
     evaluator that failed (a soft failure or an error) on the rows it was given, above ``limit``."""
+    from .rowtask import SCORED_BY
+
     asked: dict[str, int] = {}
     unanswered: dict[str, int] = {}
     unreadable: dict[str, int] = {}

@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..plugins import PluginHost
-from ..records import EvalResult
 from .run_options import RunOptions, check_reachable, emit
 from .system_flags import systems_from_args
 
 if TYPE_CHECKING:
+    from ..records import EvalResult
     from .inputs import Inputs
 
 
@@ -84,6 +84,8 @@ def _evaluate(systems: list[Any] | None, inputs: Inputs, options: RunOptions, ho
             by_system.setdefault(system, {}).setdefault(name, []).append(row)
     scored = [Precomputed(system) for system in by_system]
     results = [evaluate(system, by_system[system.name], host=host, **kwargs) for system in scored]
+    from ..records import EvalResult
+
     return _emit(EvalResult.merge(results), scored, options)
 
 

@@ -7,7 +7,7 @@ import os
 import socket
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import attrs
@@ -16,9 +16,10 @@ from ..datasets import MAX_ROW_BYTES
 from ..errors import UsageError
 from ..gates import DEFAULT_MAX_FAILURE_RATE, Gates
 from ..plugins import PluginHost
-from ..records import EvalResult
 from ..reports import FORMATS
-from ..secrets import redact
+
+if TYPE_CHECKING:
+    from ..records import EvalResult
 
 #: The CLI's deadline of one system or evaluator call, in seconds (``--call-timeout``): long enough
 #: for a slow model's long answer, short enough that a hung call does not hold a run for good.
@@ -275,6 +276,8 @@ def _metadata() -> dict[str, Any]:
 
 def check_reachable(url: str, flag: str = "--proxy") -> None:
     """Fail fast, in one line, when nothing listens at an endpoint (rather than one error per row)."""
+    from ..secrets import redact
+
     shown = redact(url)  # never a password it carries
     try:
         parts = urlsplit(url)

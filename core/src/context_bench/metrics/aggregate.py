@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import attrs
 
-from ..records import EvalRow
+if TYPE_CHECKING:
+    from ..records import EvalRow
 
 
 def percentile(values: Sequence[float], q: float) -> float:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from statistics import NormalDist
 
 import attrs
 
@@ -75,6 +74,8 @@ def t_quantile(p: float, df: int) -> float:
     if df < 1:
         raise ValueError("t needs at least 1 degree of freedom")
     if df > _EXACT_DF:
+        from statistics import NormalDist  # only past 200 degrees of freedom
+
         z = NormalDist().inv_cdf(p)
         return (
             z

@@ -7,9 +7,12 @@ result, ``jsonl`` one row per line, and ``html`` a self-contained page (summary 
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 from ..errors import UsageError
-from ..records import EvalResult, Summary
+
+if TYPE_CHECKING:  # the records load with a run; the CLI's parser needs only FORMATS
+    from ..records import EvalResult, Summary
 
 #: The report formats, as ``--output`` offers them.
 FORMATS = ("table", "markdown", "json", "jsonl", "html")
@@ -31,4 +34,6 @@ def summary_of(result: EvalResult) -> Summary:
         return result.summary
     if result.rows and result.summarize is not None:
         return result.summarize(result.rows)
+    from ..records import Summary
+
     return Summary()
