@@ -237,3 +237,57 @@ def test_a_long_error_message_is_one_trimmed_line():
     assert "line one " + "x" * 100 in block and max(map(len, block.splitlines())) < 160
     [warning] = [line for line in table.splitlines() if line.startswith("- 1 error")]
     assert len(warning) < 300
+
+
+class Invented:
+    """A false-memory-style evaluator: 1.0 when the answer invents something (lower is better)."""
+
+    name = "invented"
+
+    def score(self, original, processed):
+        return {"false_memory": 1.0 if "invented" in processed["response"] else 0.0}
+
+
+class InventedPlugin:
+    from context_bench import EvaluatorSpec, hookimpl
+
+    CBENCH_PLUGIN_API = 1
+
+    @hookimpl
+    def cbench_register_evaluators(self, register):
+        register(
+            InventedPlugin.EvaluatorSpec(
+                "Invented", Invented, fields=["false_memory"], ranges=(0, 1), lower_is_better=["false_memory"]
+            )
+        )
+
+
+class HalfDown:
+    name = "half-down"
+
+    def process(self, example):
+        if int(example["id"]) % 2:
+            raise ConnectionError("endpoint down")
+        return {"response": "a faithful answer"}
+
+
+def test_a_failed_row_counts_the_worst_value_where_lower_is_better():
+    """A row the system could not answer must not count 0 for false_memory, its best value."""
+    rows = [{"id": str(i), "question": "q", "answer": "a"} for i in range(4)]
+    host = isolated_host(InventedPlugin())
+    result = evaluate([HalfDown()], rows, evaluators=["Invented"], progress=False, host=host)
+    group = result.summary.groups[0]
+    assert group.scores["false_memory"] == pytest.approx(0.5)  # 2 clean rows at 0, 2 failed at 1
+    assert group.scores_scored_only["false_memory"] == 0.0
+    assert result.summary.systems["half-down"].scores["false_memory"] == pytest.approx(0.5)
+    assert result.summarized(exclude_errors=True).summary.groups[0].scores["false_memory"] == 0.0
+
+
+def test_the_summarizer_counts_a_failure_value_without_touching_the_scored_mean():
+    rows = [
+        EvalRow("s", "d", "1", scores={"false_memory": 0.0, "f1": 1.0}),
+        EvalRow("s", "d", "2", errors=[RowError("system", "s", "ConnectionError", "down")]),
+    ]
+    group = Summarizer(failure_values={"false_memory": 1.0})(rows).groups[0]
+    assert group.scores == {"false_memory": 0.5, "f1": 0.5}
+    assert group.scores_scored_only == {"false_memory": 0.0, "f1": 1.0}

@@ -147,7 +147,8 @@ class Gates:
         exclude = bool(result.summary and result.summary.exclude_errors)
         from .summary import headline_values
 
-        values = headline_values(rows, exclude_errors=exclude)
+        failed = getattr(result.summarize, "failure_values", None)
+        values = headline_values(rows, exclude_errors=exclude, failure_values=failed)
         floors = [(gate, self._resolve(gate, values)) for gate in self.fail_under]
         systems = list(dict.fromkeys(row.system for row in rows))
         if self.baseline is not None and self.baseline not in systems:

@@ -282,7 +282,8 @@ def evaluate(
     notices = [*wirer.hints, *builder.hints, *_not_applicable(tasks, rows)]
     if cache is not None:
         notices += [*cache.notices, *([cache.failure] if cache.failure else [])]
-    summarize = Summarizer(metrics or (), breakdown=breakdown, notices=notices)
+    failure_values = {f: v for _, spec in host.evaluator_specs() for f, v in spec.failure_values().items()}
+    summarize = Summarizer(metrics or (), breakdown=breakdown, notices=notices, failure_values=failure_values)
     return EvalResult(rows=rows, summary=summarize(rows), summarize=summarize)
 
 

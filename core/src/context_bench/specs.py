@@ -69,7 +69,9 @@ class EvaluatorSpec:
     keyword arguments (usually the class itself).  ``fields`` are the score fields it produces.
     ``ranges`` declares the values a score can take: ``(0, 1)`` for every field, or a mapping of
     field -> ``(low, high)``; a cached score outside it was not computed by this evaluator (a
-    tampered or foreign cache) and is computed again.
+    tampered or foreign cache) and is computed again.  ``lower_is_better`` names the fields where a
+    lower score is the better one (``false_memory``): a row that failed counts at the top of the
+    field's range there (1 without a declared range), never at the flattering 0.
     """
 
     name: str
@@ -77,6 +79,12 @@ class EvaluatorSpec:
     fields: tuple[str, ...] = attrs.field(converter=_as_tuple, default=())
     description: str = ""
     ranges: dict[str, Range] = attrs.field(converter=_ranges, default=None, hash=False)
+    lower_is_better: tuple[str, ...] = attrs.field(converter=_as_tuple, default=())
+
+    def failure_values(self) -> dict[str, float]:
+        """The value a failed row counts for each field where 0 would flatter it: the top of its range."""
+        every = (self.ranges or {}).get("*", (0.0, 1.0))
+        return {field: float((self.ranges or {}).get(field, every)[1]) for field in self.lower_is_better}
 
     def in_range(self, scores: dict[str, Any]) -> bool:
         """Whether every score lies in its declared range (fields without one always do)."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -39,7 +39,8 @@ class _Tally:
     """Running sums of one set of rows, filled in one pass.
 
     ``sums``/``counts`` are over the rows that produced each field; ``missing`` (set by
-    :meth:`settle`) is the weight of the errored rows that lack a field, each counting as a 0.
+    :meth:`settle`) is the weight of the errored rows that lack a field, each counting as a 0, or
+    as the field's failure value where 0 would flatter it (``missing_sums``).
     """
 
     rows: list[EvalRow] = attrs.Factory(list)
@@ -48,6 +49,7 @@ class _Tally:
     sums: dict[str, float] = attrs.Factory(dict)
     counts: dict[str, float] = attrs.Factory(dict)  # summed weights
     missing: dict[str, float] = attrs.Factory(dict)
+    missing_sums: dict[str, float] = attrs.Factory(dict)
     weighted: bool = False
 
     def add(self, row: EvalRow) -> None:
@@ -68,17 +70,21 @@ class _Tally:
                 sums[field] = value * weight
                 counts[field] = weight
 
-    def settle(self, fields: Iterable[str]) -> None:
-        """Count each errored row as a 0 for every one of ``fields`` it lacks, weighing as much
-        as an average row that has the field (1 unless an evaluator weighs its rows)."""
+    def settle(self, fields: Iterable[str], failure_values: Mapping[str, float]) -> None:
+        """Count each errored row as a 0 (or the field's failure value) for every one of ``fields``
+        it lacks, weighing as much as an average row that has the field (1 unless an evaluator
+        weighs its rows)."""
         if not self.errored:
             return
         weight = self._average_weights() if self.weighted else {}
-        missing = self.missing
+        missing, missing_sums = self.missing, self.missing_sums
         for row in self.errored:
             for field in fields:
                 if field not in row.scores:
-                    missing[field] = missing.get(field, 0.0) + weight.get(field, 1.0)
+                    w = weight.get(field, 1.0)
+                    missing[field] = missing.get(field, 0.0) + w
+                    if field in failure_values:
+                        missing_sums[field] = missing_sums.get(field, 0.0) + failure_values[field] * w
 
     def _average_weights(self) -> dict[str, float]:
         rows: Counter[str] = Counter(field for row in self.rows for field in row.scores)
@@ -93,17 +99,20 @@ class _Tally:
             self.counts[field] = self.counts.get(field, 0) + other.counts[field]
         for field, weight in other.missing.items():
             self.missing[field] = self.missing.get(field, 0.0) + weight
+        for field, total in other.missing_sums.items():
+            self.missing_sums[field] = self.missing_sums.get(field, 0.0) + total
 
     def means(self, scored_only: bool = False) -> dict[str, float | None]:
         """Weighted means; a field whose rows all weigh 0 has no mean (None: JSON has no NaN).
-        Errored rows count 0 for the fields they lack unless ``scored_only``."""
-        sums, counts, missing = self.sums, self.counts, self.missing
+        Errored rows count 0 (or their failure value) for the fields they lack unless ``scored_only``."""
+        sums, counts, missing, missing_sums = self.sums, self.counts, self.missing, self.missing_sums
         if scored_only or not missing:
             return {field: total / counts[field] if counts[field] else None for field, total in sums.items()}
         found: dict[str, float | None] = {}
         for field in (*sums, *(f for f in missing if f not in sums)):
             weight = counts.get(field, 0.0) + missing.get(field, 0.0)
-            found[field] = sums.get(field, 0.0) / weight if weight else None
+            total = sums.get(field, 0.0) + missing_sums.get(field, 0.0)
+            found[field] = total / weight if weight else None
         return found
 
     @property
@@ -137,11 +146,12 @@ Entry = tuple[EvalRow, float, float]
 
 
 def headline_values(
-    rows: Sequence[EvalRow], exclude_errors: bool = False
+    rows: Sequence[EvalRow], exclude_errors: bool = False, failure_values: Mapping[str, float] | None = None
 ) -> dict[tuple[str, str], dict[str, list[Entry]]]:
     """The values each (system, data set) group's headline means are over, field by field: every
     row that has the field, and, unless ``exclude_errors``, every errored row lacking a field of its
-    group as a 0 weighing like the group's average row (the Summarizer's rule), so a mean of these
+    group as a 0 (or its failure value) weighing like the group's average row (the Summarizer's
+    rule), so a mean of these
     is the summary's mean and an interval over them is that mean's interval."""
     groups: dict[tuple[str, str], _Tally] = {}
     for row in rows:
@@ -158,7 +168,8 @@ def headline_values(
             if row.errors and not exclude_errors:
                 for field in fields[key]:
                     if field not in row.scores:
-                        entries.setdefault(field, []).append((row, 0.0, average.get(field, 1.0)))
+                        failed = (failure_values or {}).get(field, 0.0)
+                        entries.setdefault(field, []).append((row, failed, average.get(field, 1.0)))
         found[key] = entries
     return found
 
@@ -169,7 +180,9 @@ class Summarizer:
     A row with an error (the system could not answer, the input was unreadable, an evaluator
     raised) counts as a 0 in the headline means for every score field of its group it lacks: the
     fields any row of the same (system, data set) produced, or, when none did, any row of that
-    data set.  A failure never makes a mean look better.  ``exclude_errors`` makes the headline
+    data set.  Where a lower score is better (``failure_values``: field -> the value a failed row
+    counts, the top of its range, from ``EvaluatorSpec.lower_is_better``) it counts that instead,
+    so a failure never makes a mean look better.  ``exclude_errors`` makes the headline
     the means over scored rows alone; those are always in ``scores_scored_only`` too.
     """
 
@@ -180,7 +193,9 @@ class Summarizer:
         failure_rate: float = FAILURE_WARNING_RATE,
         notices: Sequence[str] = (),
         exclude_errors: bool = False,
+        failure_values: Mapping[str, float] | None = None,
     ) -> None:
+        self.failure_values = dict(failure_values or {})
         self.metrics = [Latency(), *metrics]
         self.breakdown = tuple(breakdown)
         self.failure_rate = failure_rate
@@ -196,7 +211,7 @@ class Summarizer:
             group.add(row)
         fields = self._fields(groups)
         for key, tally in groups.items():
-            tally.settle(fields[key])
+            tally.settle(fields[key], self.failure_values)
         systems: dict[str, _Tally] = {}
         datasets: dict[str, list[str]] = {}
         for (system, dataset), tally in groups.items():
@@ -274,7 +289,7 @@ class Summarizer:
             if value is not None:
                 parts.setdefault(str(value), _Tally()).add(row)
         for part in parts.values():
-            part.settle(fields)
+            part.settle(fields, self.failure_values)
         return {
             value: BreakdownPart(rows=len(t.rows), scores=_finite(t.means(self.exclude_errors)))
             for value, t in sorted(parts.items())

@@ -23,6 +23,8 @@ _EVALUATORS = [
         "cbench_judge.memory:FalseMemoryRate",
         fields=("false_memory",),
         description="LLM judge: 1.0 when the answer makes specific claims absent from original['context'].",
+        ranges=(0, 1),
+        lower_is_better=("false_memory",),
     ),
     EvaluatorSpec(
         "LLMJudge",
