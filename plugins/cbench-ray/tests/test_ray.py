@@ -245,3 +245,60 @@ def test_ctrl_c_cancels_and_the_cache_resumes(ray_session, tmp_path):
     assert again.calls == 400 - len(finished)  # each row handed over before Ctrl-C was cached, whole
     assert [row.response for row in result.rows] == [f"a{i}" for i in range(400)]
     assert all(row.scores["exact_match"] == 1.0 for row in result.rows)
+
+
+class Born:
+    """Answers with the process it runs in and the moment its copy there was rebuilt: a worker that
+    keeps a context from run to run answers with the same moment."""
+
+    name = "born"
+
+    def __init__(self, setting: int = 0) -> None:
+        self.setting = setting
+        self.born = 0.0
+
+    def __reduce__(self) -> tuple:
+        return (_rebuilt, (self.setting,))
+
+    def process(self, example: dict) -> dict:
+        return {"response": f"{os.getpid()} {self.born}"}
+
+
+def _rebuilt(setting: int) -> Born:
+    born = Born(setting)
+    born.born = time.time()
+    return born
+
+
+def births(system: Born, executor: RayExecutor) -> dict[str, str]:
+    """Each worker process's rebuilt copy of ``system``: process id -> when it was rebuilt."""
+    seen: list[EvalRow] = []
+    executor.run(tasks(system, 200), seen.append)
+    return dict(row.response.split() for row in seen)
+
+
+def test_a_worker_keeps_what_the_same_bytes_rebuilt_from_run_to_run(ray_session):
+    executor = RayExecutor(4)
+    first = births(Born(), executor)
+    again = births(Born(), executor)  # another object with the same bytes: the same context
+    other = births(Born(setting=1), executor)  # other bytes: rebuilt
+    shared = first.keys() & again.keys()
+    assert shared, "no worker process ran rows in both runs"
+    assert all(first[pid] == again[pid] for pid in shared)
+    assert all(other[pid] != first[pid] for pid in other.keys() & first.keys())
+
+
+def test_a_run_starts_with_the_batch_size_the_last_run_of_its_context_ended_with(ray_session):
+    from cbench_ray.executor import FIRST_BATCH, _Run
+
+    executor = RayExecutor(4)
+    executor.connect()
+    system = Echo()
+    fresh = _Run(executor, iter(tasks(system, 500)), lambda row: None, executor.stats)
+    assert len(fresh._next_batch().tasks) == max(FIRST_BATCH, fresh.concurrency)
+    executor.run(tasks(Echo(), 2000), lambda row: None)  # the same bytes: its size is remembered
+    assert list(executor.sizes.values()) == [executor.sizes[next(iter(executor.sizes))]]
+    learned = next(iter(executor.sizes.values()))
+    assert learned > max(FIRST_BATCH, fresh.concurrency)
+    again = _Run(executor, iter(tasks(system, 5000)), lambda row: None, executor.stats)
+    assert len(again._next_batch().tasks) == learned

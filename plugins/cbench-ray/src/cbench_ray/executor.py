@@ -8,16 +8,22 @@ local executor at the remaining concurrency (threads, or an event loop for async
 judges).  Every finished batch's rows are handed to ``on_row`` here, in the driver, which writes
 the cache and the progress, so a run resumes exactly as a local one does.
 
+What the rows share (a system and its evaluators) is keyed by its pickled bytes, so a worker keeps
+the objects it rebuilt, and their warm processes (a sandbox server, a sympy worker), for every run
+that ships the same ones; a run also starts with the batch size the last run of the same context
+ended with, instead of working its way up from :data:`FIRST_BATCH` again.
+
 A worker process that dies loses no row: its batch is split in two and both halves are run again;
 a single row whose worker dies :data:`MAX_TRIES` times is given up as a row error naming it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
+import pickle
 import secrets
-import uuid
 from collections import deque
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -36,8 +42,6 @@ FIRST_BATCH = 8
 MAX_BATCH = 4096
 #: How often a single row may take its worker down before it is given up.
 MAX_TRIES = 3
-
-_sequence = itertools.count()
 
 
 @attrs.define
@@ -89,6 +93,8 @@ class RayExecutor:
         self.num_cpus = num_cpus
         self.started = False
         self.stats = RunStats()
+        #: The batch size each context's last run ended with (its rows' cost is known).
+        self.sizes: dict[str, int] = {}
 
     def __repr__(self) -> str:
         return f"RayExecutor(max_concurrency={self.max_concurrency}, address={self.address!r})"
@@ -154,7 +160,7 @@ class _Run:
         self.fixed = executor.batch_size
         # the first batch: a few rows, but at least one whole wave of the rows a batch runs at once
         self.size = executor.batch_size or max(FIRST_BATCH, self.concurrency)
-        self.run_id = f"{os.getpid()}-{next(_sequence)}-{uuid.uuid4().hex[:8]}"
+        self.sizes = executor.sizes
         # what the rows share, shipped once: (id(system), id(evaluators)) -> key, ObjectRef, objects
         self.contexts: dict[tuple[int, int], tuple[str, Any, tuple[Any, list[Any]]]] = {}
         self.retry: deque[_Batch] = deque()
@@ -191,6 +197,11 @@ class _Run:
     def _next_batch(self) -> _Batch | None:
         """The next ``size`` rows; once the runner has no more, the rows left are shared out in
         shrinking batches (half of them per free slot), so the last batches end together."""
+        if not self.exhausted and not self.contexts and not self.fixed:
+            first = next(self.tasks, None)  # the first batch: sized as its context's last run ended
+            if first is not None:
+                self.ahead.append(first)
+                self.size = self.sizes.get(self._context(first)[0], self.size)
         if not self.exhausted:
             wanted = max(0, self.size * self.slots - len(self.ahead))
             taken = list(itertools.islice(self.tasks, wanted))
@@ -219,20 +230,21 @@ class _Run:
         pair = (id(task.system), id(task.evaluators))
         found = self.contexts.get(pair)
         if found is None:
+            from ray import cloudpickle
+
             shared = (task.system, task.evaluators)
-            key = f"{self.run_id}-{len(self.contexts)}"
             try:
-                ref = self.ray.put(shared)
-            except TypeError as exc:  # Ray's own message is a page long
+                blob = cloudpickle.dumps(shared)
+            except (TypeError, pickle.PicklingError) as exc:
                 names = ", ".join(
                     getattr(o, "name", type(o).__name__) for o in (task.system, *task.evaluators)
                 )
-                cause = exc.__cause__ or exc  # Ray wraps the pickling error
-                cause = f"{type(cause).__name__}: {cause}".splitlines()[0]
+                cause = f"{type(exc).__name__}: {exc}".splitlines()[0]
                 raise UsageError(
                     f"cannot send {names} to the Ray workers (each must pickle): {cause}"
                 ) from None
-            found = self.contexts[pair] = (key, ref, shared)  # the objects kept: their ids stay theirs
+            key = hashlib.sha256(blob).hexdigest()
+            found = self.contexts[pair] = (key, self.ray.put(blob), shared)  # kept: ids stay theirs
         return found[0], found[1]
 
     def _finish(self, ref: Any, batch: _Batch) -> None:
@@ -277,6 +289,8 @@ class _Run:
         # whole waves of the batch's concurrency, several of them, so no wave runs part-empty
         waves = max(4 if self.concurrency > 1 else 1, -(-wanted // self.concurrency))
         self.size = waves * self.concurrency
+        for key, _, _ in self.contexts.values():
+            self.sizes[key] = self.size
 
 
 def _given_up(task: RowTask, deaths: int, exc: BaseException) -> EvalRow:

@@ -1,9 +1,10 @@
 """The worker side: one Ray task works one batch of rows with the core's local executor.
 
-What the rows of a run share (a system and an evaluator list, a *context*) travels once, through
-Ray's object store, and each worker process keeps the objects it rebuilt from it for the rest of
-the run: a system's HTTP client is built once per worker (systems pickle without their live
-client), and CodeExecution starts one sandbox server per worker process, on that worker's node.
+What the rows of a run share (a system and an evaluator list, a *context*) travels once, pickled,
+through Ray's object store, keyed by a digest of its bytes; each worker process keeps the objects
+it rebuilt from it for this run and the next ones that ship the same bytes: a system's HTTP client
+is built once per worker (systems pickle without their live client), and CodeExecution starts one
+sandbox server per worker process, on that worker's node, which stays warm from run to run.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ from typing import Any
 
 import attrs
 import ray
+from ray import cloudpickle
 
 from context_bench.execution import EvalRow, LocalExecutor, RowTask
 from context_bench.runner import fewer_collections
 
-#: Contexts a worker process keeps (a run has one per system and evaluator list); the oldest go.
+#: Contexts a worker process keeps (a run has one per system and evaluator list, and runs that ship
+#: the same bytes share one); the least recently used go.
 KEPT_CONTEXTS = 32
 
 _contexts: OrderedDict[str, tuple[Any, list[Any]]] = OrderedDict()
@@ -33,7 +36,7 @@ def _context(key: str, refs: dict[str, Any]) -> tuple[Any, list[Any]]:
             _contexts.move_to_end(key)
             return found
     # refs holds the ObjectRef inside a dict, so Ray passes it unresolved: fetched only on a miss
-    found = ray.get(refs[key])
+    found = cloudpickle.loads(ray.get(refs[key]))
     with _lock:
         _contexts[key] = found
         while len(_contexts) > KEPT_CONTEXTS:
