@@ -13,6 +13,7 @@ from context_bench.cli import main
 from context_bench.figures import frontier
 from context_bench.prices import Price, Prices
 from context_bench.records import EvalResult, EvalRow, RowError
+from context_bench.reports import table
 from context_bench.summary import Summarizer
 
 
@@ -305,3 +306,24 @@ def test_a_run_prices_each_system_by_its_model(capsys, tmp_path):
         1.0,
         None,
     )
+
+
+def test_a_set_without_the_primary_score_is_figured_on_its_own_first_score():
+    """A math set beside a QA set: pass rate, frontier and the key figures read math_equiv there
+    (no f1 in it), f1 on the QA set; one rule for every figure."""
+    math = [
+        EvalRow(system, "gsm8k", str(i), {"math_equiv": value, "exact": 0.0}, input_tokens=tokens)
+        for system, tokens, values in (("a", 100.0, (1.0, 1.0, 0.0, 1.0)), ("b", 50.0, (1.0, 0.0, 0.0, 0.0)))
+        for i, value in enumerate(values)
+    ]
+    qa = [row("a", "1", 1.0), row("a", "2", 0.5), row("b", "1", 0.8), row("b", "2", 0.0)]
+    summary = Summarizer(analysis=Analysis(baseline="a"))(qa + math)
+    by = {(g.system, g.dataset): g for g in summary.groups}
+    assert (by["a", "gsm8k"].passing.field, by["a", "gsm8k"].passing.pass_rate) == ("math_equiv", 0.75)
+    assert (by["b", "gsm8k"].passing.field, by["b", "gsm8k"].passing.pass_rate) == ("math_equiv", 0.25)
+    assert (by["a", "qa"].passing.field, by["a", "qa"].passing.pass_rate) == ("f1", 0.5)
+    # the frontier ranks gsm8k on math_equiv: a scores more, b costs less, neither dominated
+    assert [by[s, "gsm8k"].frontier.dominated for s in "ab"] == [False, False]
+    key = table.render(EvalResult(rows=[], summary=summary)).split("Key figures")[1].split("\n\n")[0]
+    assert "(pass: score ≥ 0.7;" in key
+    assert "math_equiv 0.750" in key and "math_equiv 0.250" in key and "f1 0.750" in key

@@ -4,7 +4,7 @@ baseline of the comparisons, prices, each system's model and the bootstrap's see
 from __future__ import annotations
 
 import zlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 import attrs
 
@@ -24,6 +24,15 @@ class Analysis:
     prices: Prices = attrs.Factory(Prices)
     models: Mapping[str, str] = attrs.Factory(dict)
     seed: int = 0
+
+    def field_of(self, fields: Iterable[str]) -> str | None:
+        """The primary score among a group's (or a data set's) ``fields``: ``score_field`` where it
+        has one, else its first field, so a math or code set beside QA sets gets a pass rate, a
+        frontier and a loss audit on its own score instead of none."""
+        fields = list(fields)
+        if self.score_field in fields:
+            return self.score_field
+        return fields[0] if fields else None
 
     def model(self, system: str) -> str:
         return self.models.get(system) or system

@@ -151,10 +151,11 @@ def latency_of(columns: Columns) -> LatencyFigures:
 
 
 def passing_of(columns: Columns, cost: Cost, analysis: Analysis) -> Passing:
-    field, threshold = analysis.score_field, analysis.threshold
-    column = columns.scores.get(field)
-    if column is None or not len(columns):
-        return Passing(field, threshold)
+    threshold = analysis.threshold
+    field = analysis.field_of(columns.scores)
+    if field is None or not len(columns):
+        return Passing(analysis.score_field, threshold)
+    column = columns.scores[field]
     passed = sum(1 for value in column if value >= threshold)
     cost_of_pass = cost.dollars / passed if cost.dollars is not None and passed else None
     return Passing(field, threshold, passed / len(columns), cost_of_pass)
@@ -277,8 +278,9 @@ def run_figures(
         members = [key for key in columns if key[1] == dataset]
         priced = all(groups[key].cost.priced for key in members)
         points = {}
+        field = analysis.field_of(dict.fromkeys(f for key in members for f in columns[key].scores))
         for key in members:
-            scores = finite(columns[key].scores.get(analysis.score_field, ()))
+            scores = finite(columns[key].scores.get(field, ()) if field else ())
             spent = groups[key].cost.dollars if priced else groups[key].tokens.total
             points[key] = (sum(scores) / len(scores) if scores else None, spent)
         places.update(frontier(points))

@@ -154,7 +154,7 @@ def add_figure_options(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_SCORE_FIELD,
         metavar="FIELD",
         help="the primary score: pass rate, cost of pass, frontier, loss audit "
-        f"(default {DEFAULT_SCORE_FIELD})",
+        f"(default {DEFAULT_SCORE_FIELD}; a set without it: its first score)",
     )
     figures.add_argument(
         "--threshold",

@@ -59,18 +59,21 @@ def key_figures(summary: Summary) -> list[Section]:
     groups = summary.groups
     if not groups:
         return []
-    field = summary.primary.get("field", "f1")
     threshold = summary.primary.get("threshold", 0.7)
+    # each group's primary score: the run's --score-field where it has one, else its first field
+    fields = list(dict.fromkeys(g.passing.field for g in groups))
+    field = fields[0] if len(fields) == 1 else "score"
     rows = []
     for g in groups:
         tokens, latency = g.tokens, g.latency
+        own = score(g.scores.get(g.passing.field))
         rows.append(
             (
                 str(g.system),
                 str(g.dataset),
                 figure(g.rows),
                 figure(g.errors),
-                score(g.scores.get(field)),
+                own if len(fields) == 1 else f"{g.passing.field} {own}",
                 percent(g.passing.pass_rate),
                 "-"
                 if tokens.input_mean is None
