@@ -76,6 +76,20 @@ def check_evaluator(evaluator: Any, original: dict, processed: dict) -> dict[str
     return scores
 
 
+def scored_by_name(
+    name: str, row: dict, response: str, host: PluginHost | None = None
+) -> tuple[list[str], dict[str, float]]:
+    """What the data set ``name`` wires for ``row`` (its evaluators' class names, sorted) and what
+    they score ``response``: a plugin checks the data sets it registers end to end with it."""
+    from .autowire import Wirer
+
+    evaluators = Wirer(host or isolated_host()).wire(name).for_row(row)
+    scores: dict[str, float] = {}
+    for evaluator in evaluators:
+        scores.update(check_evaluator(evaluator, row, {"response": response}))
+    return sorted(type(e).__name__ for e in evaluators), scores
+
+
 def offline_hub(monkeypatch: Any, mirror: Any, cache: Any) -> None:
     """Load hub data sets from ``mirror`` (``DIR/<owner>/<name>/``) with the network off.
 

@@ -3,30 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from context_bench.autowire import Wirer
 from context_bench.cli import main
 from context_bench.datasets import load
-from context_bench.testing import FakeServer, isolated_host, last_user_message, offline_hub
-
-MIRROR = Path(__file__).parents[1] / "fixtures" / "hub"
-
-
-@pytest.fixture(autouse=True)
-def hub(monkeypatch, tmp_path):
-    offline_hub(monkeypatch, MIRROR, tmp_path)
-
-
-def scored(name, row, response):
-    evaluators = Wirer(isolated_host()).wire(name).for_row(row)
-    scores = {}
-    for evaluator in evaluators:
-        scores.update(evaluator.score(row, {"response": response}))
-    return sorted(type(e).__name__ for e in evaluators), scores
-
+from context_bench.testing import FakeServer, isolated_host, last_user_message, scored_by_name
 
 #: name: (ids, the first row's reference, a text its context holds, a text its question holds)
 EXPECTED = {
@@ -77,9 +59,9 @@ def test_rows_and_rouge(name):
     assert [r["id"] for r in rows] == ids and first["reference"] == reference and "answer" not in first
     assert in_context in first["context"] and in_question in first["question"]
     best = reference[0] if isinstance(reference, list) else reference
-    evaluators, scores = scored(name, first, best)
+    evaluators, scores = scored_by_name(name, first, best)
     assert evaluators == ["SummarizationQuality"] and scores["rouge_l_f1"] == 1.0
-    assert scored(name, first, "zebra xylophone quartz")[1]["rouge_l_f1"] == 0.0
+    assert scored_by_name(name, first, "zebra xylophone quartz")[1]["rouge_l_f1"] == 0.0
 
 
 def test_qmsum_query_is_the_question_and_the_transcript_the_context():

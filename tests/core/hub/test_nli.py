@@ -3,29 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from context_bench.autowire import Wirer
 from context_bench.cli import main
 from context_bench.datasets import load
-from context_bench.testing import FakeServer, isolated_host, last_user_message, offline_hub
-
-MIRROR = Path(__file__).parents[1] / "fixtures" / "hub"
-
-
-@pytest.fixture(autouse=True)
-def hub(monkeypatch, tmp_path):
-    offline_hub(monkeypatch, MIRROR, tmp_path)
-
-
-def scored(name, row, response):
-    evaluators = Wirer(isolated_host()).wire(name).for_row(row)
-    scores = {}
-    for evaluator in evaluators:
-        scores.update(evaluator.score(row, {"response": response}))
-    return sorted(type(e).__name__ for e in evaluators), scores
+from context_bench.testing import FakeServer, isolated_host, last_user_message, scored_by_name
 
 
 def test_contract_nli_splits_hypothesis_from_contract():
@@ -38,9 +21,9 @@ def test_contract_nli_splits_hypothesis_from_contract():
     assert rows[0]["context"].startswith("NON-DISCLOSURE AGREEMENT")
     assert rows[0]["question"].startswith("Hypothesis: Receiving Party shall not disclose")
     assert "Entailment, Contradiction, Not mentioned" in rows[0]["question"]
-    evaluators, scores = scored("contract-nli", rows[2], "Not mentioned")
+    evaluators, scores = scored_by_name("contract-nli", rows[2], "Not mentioned")
     assert evaluators == ["AnswerQuality", "NLILabelMatch"] and scores["nli_accuracy"] == 1.0
-    assert scored("contract-nli", rows[1], "Entailment")[1]["nli_accuracy"] == 0.0
+    assert scored_by_name("contract-nli", rows[1], "Entailment")[1]["nli_accuracy"] == 0.0
 
 
 def test_scifact_joins_each_claim_with_its_cited_abstracts():
@@ -56,9 +39,9 @@ def test_scifact_joins_each_claim_with_its_cited_abstracts():
     )
     assert "Claim: Vitamin D lowers fracture risk." in rows[0]["question"]
     assert "Supports, Refutes, Not enough info" in rows[0]["question"]
-    evaluators, scores = scored("scifact", rows[1], "Refutes")
+    evaluators, scores = scored_by_name("scifact", rows[1], "Refutes")
     assert evaluators == ["AnswerQuality", "NLILabelMatch"] and scores["nli_accuracy"] == 1.0
-    assert scored("scifact", rows[2], "Supports")[1]["nli_accuracy"] == 0.0
+    assert scored_by_name("scifact", rows[2], "Supports")[1]["nli_accuracy"] == 0.0
 
 
 @pytest.mark.parametrize("name", ["contract-nli", "scifact"])

@@ -3,30 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from context_bench.autowire import Wirer
 from context_bench.cli import main
 from context_bench.datasets import load
 from context_bench.errors import DatasetUnavailable
-from context_bench.testing import FakeServer, isolated_host, last_user_message, offline_hub
-
-MIRROR = Path(__file__).parents[1] / "fixtures" / "hub"
-
-
-@pytest.fixture(autouse=True)
-def hub(monkeypatch, tmp_path):
-    offline_hub(monkeypatch, MIRROR, tmp_path)
-
-
-def scored(name, row, response):
-    evaluators = Wirer(isolated_host()).wire(name).for_row(row)
-    scores = {}
-    for evaluator in evaluators:
-        scores.update(evaluator.score(row, {"response": response}))
-    return sorted(type(e).__name__ for e in evaluators), scores
+from context_bench.testing import FakeServer, isolated_host, last_user_message, offline_hub, scored_by_name
 
 
 def test_bfcl_gold_calls_take_the_first_accepted_values():
@@ -43,9 +26,11 @@ def test_bfcl_gold_calls_take_the_first_accepted_values():
     assert (
         rows[0]["question"].startswith("Find the area of a triangle") and '"arguments"' in rows[0]["question"]
     )
-    evaluators, scores = scored("bfcl", rows[1], '[{"name": "get_weather", "arguments": {"city": "Paris"}}]')
+    evaluators, scores = scored_by_name(
+        "bfcl", rows[1], '[{"name": "get_weather", "arguments": {"city": "Paris"}}]'
+    )
     assert evaluators == ["AnswerQuality"] and scores["exact_match"] == 1.0
-    assert scored("bfcl", rows[1], "I cannot help with that.")[1]["f1"] == 0.0
+    assert scored_by_name("bfcl", rows[1], "I cannot help with that.")[1]["f1"] == 0.0
 
 
 def test_apigen_answers_are_the_calls():
@@ -55,8 +40,8 @@ def test_apigen_answers_are_the_calls():
         {"name": "convert", "arguments": {"amount": 100, "to": "EUR", "from": "USD"}}
     ]
     assert rows[0]["tools"][0]["name"] == "live_giveaways_by_type"
-    assert scored("apigen", rows[1], rows[1]["answer"])[1]["exact_match"] == 1.0
-    assert scored("apigen", rows[1], "Sorry.")[1]["f1"] == 0.0
+    assert scored_by_name("apigen", rows[1], rows[1]["answer"])[1]["exact_match"] == 1.0
+    assert scored_by_name("apigen", rows[1], "Sorry.")[1]["f1"] == 0.0
 
 
 @pytest.mark.parametrize("name", ["swebench", "swebench-verified", "swebench-lite"])
@@ -70,11 +55,11 @@ def test_swebench_rows_hold_the_issue_and_the_gold_patch(name):
     assert first["answer"].startswith("--- a/astropy/modeling/separable.py") and first[
         "base_commit"
     ].startswith("d16bfe0")
-    assert scored(name, first, first["answer"]) == (
+    assert scored_by_name(name, first, first["answer"]) == (
         ["AnswerQuality"],
         {"f1": 1.0, "exact_match": 1.0, "recall": 1.0, "contains": 1.0},
     )
-    assert scored(name, first, "I am unable to write patches.")[1]["f1"] == 0.0
+    assert scored_by_name(name, first, "I am unable to write patches.")[1]["f1"] == 0.0
 
 
 @pytest.mark.parametrize("name", ["bfcl", "apigen", "swebench", "swebench-verified", "swebench-lite"])

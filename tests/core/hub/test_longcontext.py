@@ -3,30 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from context_bench.autowire import Wirer
 from context_bench.cli import main
 from context_bench.datasets import load
 from context_bench.errors import UsageError
-from context_bench.testing import FakeServer, isolated_host, last_user_message, offline_hub
-
-MIRROR = Path(__file__).parents[1] / "fixtures" / "hub"
-
-
-@pytest.fixture(autouse=True)
-def hub(monkeypatch, tmp_path):
-    offline_hub(monkeypatch, MIRROR, tmp_path)
-
-
-def scored(name, row, response):
-    evaluators = Wirer(isolated_host()).wire(name).for_row(row)
-    scores = {}
-    for evaluator in evaluators:
-        scores.update(evaluator.score(row, {"response": response}))
-    return sorted(type(e).__name__ for e in evaluators), scores
+from context_bench.testing import FakeServer, isolated_host, last_user_message, scored_by_name
 
 
 def test_longbench_task_rows():
@@ -36,9 +19,9 @@ def test_longbench_task_rows():
         ("lb-hp-2", ["Robert Louis Stevenson"]),
     ]
     assert rows[0]["context"].startswith("Passage 1:\nThe Eiffel Tower") and "capital" in rows[0]["question"]
-    evaluators, scores = scored("longbench", rows[0], "Paris")
+    evaluators, scores = scored_by_name("longbench", rows[0], "Paris")
     assert evaluators == ["AnswerQuality"] and scores["exact_match"] == 1.0
-    assert scored("longbench", rows[0], "Lyon")[1]["f1"] == 0.0
+    assert scored_by_name("longbench", rows[0], "Lyon")[1]["f1"] == 0.0
     trec = load("longbench", host=isolated_host(), config="trec").rows
     assert [(r["id"], r["answer"]) for r in trec] == [("lb-trec-1", ["City"])]
 
@@ -50,11 +33,11 @@ def test_longbench_v2_is_multiple_choice():
         ("66f36490821e116aacb2cc23", "B"),
     ]
     assert "C. 2021" in rows[0]["question"] and rows[0]["context"].startswith("Revenue:")
-    assert scored("longbench-v2", rows[0], "The answer is C") == (
+    assert scored_by_name("longbench-v2", rows[0], "The answer is C") == (
         ["MultipleChoiceAccuracy"],
         {"mc_accuracy": 1.0},
     )
-    assert scored("longbench-v2", rows[0], "The answer is A")[1] == {"mc_accuracy": 0.0}
+    assert scored_by_name("longbench-v2", rows[0], "The answer is A")[1] == {"mc_accuracy": 0.0}
 
 
 def test_infinitebench_tasks_are_configs():
@@ -63,11 +46,14 @@ def test_infinitebench_tasks_are_configs():
         ("infinitebench-longbook_qa_eng-0", ["the northern isle"]),
         ("infinitebench-longbook_qa_eng-1", ["Oskar"]),
     ]
-    assert scored("infinitebench", qa[1], "Oskar")[1]["exact_match"] == 1.0
-    assert scored("infinitebench", qa[1], "Pip")[1]["exact_match"] == 0.0
+    assert scored_by_name("infinitebench", qa[1], "Oskar")[1]["exact_match"] == 1.0
+    assert scored_by_name("infinitebench", qa[1], "Pip")[1]["exact_match"] == 0.0
     choice = load("infinitebench", host=isolated_host(), config="longbook_choice_eng").rows
     assert choice[0]["correct_letter"] == "B" and "B. Under the boat" in choice[0]["question"]
-    assert scored("infinitebench", choice[0], "B") == (["MultipleChoiceAccuracy"], {"mc_accuracy": 1.0})
+    assert scored_by_name("infinitebench", choice[0], "B") == (
+        ["MultipleChoiceAccuracy"],
+        {"mc_accuracy": 1.0},
+    )
     with pytest.raises(UsageError, match="the valid configs are passkey, kv_retrieval"):
         load("infinitebench", host=isolated_host(), config="nope")
 
@@ -82,8 +68,8 @@ def test_nolima_expands_each_needle_test_into_the_haystack():
     assert lines[0] == "The morning was grey over the harbour."
     assert "Actually, Yuki lives next to the Semper Opera House." in lines[1:-1]
     assert rows[1]["question"].startswith("Which character has been to Helsinki?")
-    assert scored("nolima", rows[0], "Yuki")[1]["exact_match"] == 1.0
-    assert scored("nolima", rows[0], "Stuart")[1]["exact_match"] == 0.0
+    assert scored_by_name("nolima", rows[0], "Yuki")[1]["exact_match"] == 1.0
+    assert scored_by_name("nolima", rows[0], "Stuart")[1]["exact_match"] == 0.0
 
 
 @pytest.mark.parametrize("name", ["longbench", "longbench-v2", "infinitebench", "nolima"])

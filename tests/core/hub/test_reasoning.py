@@ -3,31 +3,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from context_bench.autowire import Wirer
 from context_bench.cli import main
 from context_bench.datasets import load
 from context_bench.errors import UsageError
-from context_bench.testing import FakeServer, isolated_host, last_user_message, offline_hub
-
-MIRROR = Path(__file__).parents[1] / "fixtures" / "hub"
-
-
-@pytest.fixture(autouse=True)
-def hub(monkeypatch, tmp_path):
-    offline_hub(monkeypatch, MIRROR, tmp_path)
-
-
-def scored(name, row, response):
-    """The wired evaluators' names and their scores of ``response`` on ``row``."""
-    evaluators = Wirer(isolated_host()).wire(name).for_row(row)
-    scores = {}
-    for evaluator in evaluators:
-        scores.update(evaluator.score(row, {"response": response}))
-    return sorted(type(e).__name__ for e in evaluators), scores
+from context_bench.testing import FakeServer, isolated_host, last_user_message, scored_by_name
 
 
 def test_drop_rows_carry_the_passage_question_and_gold_spans():
@@ -35,11 +17,11 @@ def test_drop_rows_carry_the_passage_question_and_gold_spans():
     assert [r["id"] for r in rows] == ["q-fg", "q-who", "q-teams"]
     assert [r["answer"] for r in rows] == [["22"], ["Devin Hester"], ["Bears, Lions"]]
     assert rows[0]["context"].startswith("The Bears scored first") and "field goal" in rows[0]["question"]
-    assert scored("drop", rows[1], "Devin Hester") == (
+    assert scored_by_name("drop", rows[1], "Devin Hester") == (
         ["AnswerQuality"],
         {"f1": 1.0, "exact_match": 1.0, "recall": 1.0, "contains": 1.0},
     )
-    assert scored("drop", rows[0], "17")[1]["f1"] == 0.0
+    assert scored_by_name("drop", rows[0], "17")[1]["f1"] == 0.0
 
 
 def test_bbh_free_answers_go_to_answer_quality():
@@ -49,16 +31,16 @@ def test_bbh_free_answers_go_to_answer_quality():
         ("bbh-boolean_expressions-1", "True"),
     ]
     assert "not ( True ) and ( True ) is" in rows[0]["question"]
-    assert scored("bbh", rows[0], "False")[1]["exact_match"] == 1.0
-    assert scored("bbh", rows[0], "True")[1]["exact_match"] == 0.0
+    assert scored_by_name("bbh", rows[0], "False")[1]["exact_match"] == 1.0
+    assert scored_by_name("bbh", rows[0], "True")[1]["exact_match"] == 0.0
 
 
 def test_bbh_lettered_targets_become_multiple_choice():
     rows = load("bbh", host=isolated_host(), config="date_understanding").rows
     assert [r["correct_letter"] for r in rows] == ["B", "A"] and "answer" not in rows[0]
     assert "(B) 12/25/1937" in rows[0]["question"]
-    assert scored("bbh", rows[0], "(B)") == (["MultipleChoiceAccuracy"], {"mc_accuracy": 1.0})
-    assert scored("bbh", rows[0], "(A)")[1] == {"mc_accuracy": 0.0}
+    assert scored_by_name("bbh", rows[0], "(B)") == (["MultipleChoiceAccuracy"], {"mc_accuracy": 1.0})
+    assert scored_by_name("bbh", rows[0], "(A)")[1] == {"mc_accuracy": 0.0}
 
 
 def test_an_unknown_bbh_task_lists_the_valid_ones():
