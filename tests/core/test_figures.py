@@ -324,6 +324,9 @@ def test_a_set_without_the_primary_score_is_figured_on_its_own_first_score():
     assert (by["a", "qa"].passing.field, by["a", "qa"].passing.pass_rate) == ("f1", 0.5)
     # the frontier ranks gsm8k on math_equiv: a scores more, b costs less, neither dominated
     assert [by[s, "gsm8k"].frontier.dominated for s in "ab"] == [False, False]
-    key = table.render(EvalResult(rows=[], summary=summary)).split("Key figures")[1].split("\n\n")[0]
+    text = table.render(EvalResult(rows=[], summary=summary))
+    key = text.split("Key figures")[1].split("\n\n")[0]
+    audit = text.split("loss audit")[1].split("\n\n")[0]
+    assert "math_equiv: 2 1, 3" in audit and "f1: 0" in audit  # b lost rows 1 and 3 of gsm8k
     assert "(pass: score ≥ 0.7;" in key
     assert "math_equiv 0.750" in key and "math_equiv 0.250" in key and "f1 0.750" in key

@@ -166,12 +166,14 @@ def _comparisons(summary: Summary) -> list[Section]:
 
 
 def _chosen(summary: Summary) -> dict[tuple[str, str], Comparison]:
-    """Per (system, data set), its comparison on the primary score (else on its first field)."""
-    field = summary.primary.get("field")
+    """Per (system, data set), its comparison on the group's primary score (its pass figures'
+    field), else on the first field both sides share."""
+    field = {(g.system, g.dataset): g.passing.field for g in summary.groups}
     chosen: dict[tuple[str, str], Comparison] = {}
     for c in summary.comparisons:
-        if (c.system, c.dataset) not in chosen or c.field == field:
-            chosen[(c.system, c.dataset)] = c
+        key = (c.system, c.dataset)
+        if key not in chosen or c.field == field.get(key):
+            chosen[key] = c
     return chosen
 
 
