@@ -49,7 +49,7 @@ def test_score_without_a_file_scores_the_bundled_sample(capsys):
     compressed = {r["example_id"]: r["scores"] for r in result["rows"] if r["system"] == "compressed"}
     assert compressed["qa-1"]["f1"] == 1.0 and compressed["mc-1"]["mc_accuracy"] == 0.0
     summary = result["summary"]
-    assert summary["baseline"] == "baseline" and summary["primary"] == {"field": "f1", "threshold": 0.7}
+    assert summary["baseline"] == "baseline" and summary["primary"] == {"field": None, "threshold": 0.7}
     (squad,) = [c for c in summary["comparisons"] if c["dataset"] == "squad" and c["field"] == "f1"]
     assert squad["system"] == "compressed" and squad["n"] == 3
     assert squad["compression_ratio"] == pytest.approx((157 + 120 + 191) / (412 + 388 + 455))

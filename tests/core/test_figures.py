@@ -179,7 +179,7 @@ def test_the_json_reports_names():
         "compression_ratio", "tokens_saved", "cost_saved", "lost", "gained",
     }  # fmt: skip
     assert comparison["n"] == 4  # the errored row "e" has no baseline row
-    assert summary["primary"] == {"field": "f1", "threshold": 0.7} and summary["baseline"] == "a"
+    assert summary["primary"] == {"field": None, "threshold": 0.7} and summary["baseline"] == "a"
     assert summary["judges"] == [] and summary["prices"] == {"missing": ["a", "b"]}
     b = summary["groups"][1]
     assert b["pass"]["pass_rate"] == 4 / 5  # the errored row fails
@@ -330,3 +330,18 @@ def test_a_set_without_the_primary_score_is_figured_on_its_own_first_score():
     assert "math_equiv: 2 1, 3" in audit and "f1: 0" in audit  # b lost rows 1 and 3 of gsm8k
     assert "(pass: score ≥ 0.7;" in key
     assert "math_equiv 0.750" in key and "math_equiv 0.250" in key and "f1 0.750" in key
+
+
+def test_the_headline_is_the_first_score_unless_the_user_names_one():
+    """gsm8k's rows carry math_equiv (its own evaluator, wired by name, scores first) and the f1
+    AnswerQuality also gives them: the pass rate reads math_equiv, or f1 when asked for."""
+    rows = [
+        EvalRow("a", "gsm8k", str(i), {"math_equiv": m, "f1": f})
+        for i, (m, f) in enumerate([(1.0, 0.2), (1.0, 0.9)])
+    ]
+    (own,) = Summarizer()(rows).groups
+    (asked,) = Summarizer(analysis=Analysis(score_field="f1"))(rows).groups
+    (absent,) = Summarizer(analysis=Analysis(score_field="rouge_l_f1"))(rows).groups
+    assert (own.passing.field, own.passing.pass_rate) == ("math_equiv", 1.0)
+    assert (asked.passing.field, asked.passing.pass_rate) == ("f1", 0.5)
+    assert absent.passing.field == "math_equiv"

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 import attrs
 
 from .prices import Price, Prices
-from .records import DEFAULT_SCORE_FIELD, DEFAULT_THRESHOLD
+from .records import DEFAULT_THRESHOLD
 
 
 @attrs.frozen
@@ -18,7 +18,8 @@ class Analysis:
     baseline of the comparisons (None: the first system), prices, each system's model (to find
     its price; a system without one is priced by its own name) and the bootstrap's seed."""
 
-    score_field: str = DEFAULT_SCORE_FIELD
+    #: The primary score a user named (``--score-field``); None: each group's headline score.
+    score_field: str | None = None
     threshold: float = DEFAULT_THRESHOLD
     baseline: str | None = None
     prices: Prices = attrs.Factory(Prices)
@@ -26,11 +27,13 @@ class Analysis:
     seed: int = 0
 
     def field_of(self, fields: Iterable[str]) -> str | None:
-        """The primary score among a group's (or a data set's) ``fields``: ``score_field`` where it
-        has one, else its first field, so a math or code set beside QA sets gets a pass rate, a
-        frontier and a loss audit on its own score instead of none."""
+        """The primary score among a group's (or a data set's) ``fields``, in the order its rows'
+        evaluators scored them: the ``score_field`` a user named where it has one, else its first,
+        the headline of the evaluator its data set is wired to by name (a QA set's ``f1``, as the
+        earlier releases' default, but gsm8k's ``math_equiv``, HumanEval's ``pass_at_1``,
+        ContractNLI's ``nli_accuracy``, not the ``f1`` that AnswerQuality also gives their rows)."""
         fields = list(fields)
-        if self.score_field in fields:
+        if self.score_field is not None and self.score_field in fields:
             return self.score_field
         return fields[0] if fields else None
 

@@ -20,6 +20,7 @@ from .metrics.agreement import krippendorff_alpha
 from .metrics.intervals import estimate, finite
 from .prices import Price
 from .records import (
+    DEFAULT_SCORE_FIELD,
     Comparison,
     Cost,
     FrontierPlace,
@@ -154,7 +155,7 @@ def passing_of(columns: Columns, cost: Cost, analysis: Analysis) -> Passing:
     threshold = analysis.threshold
     field = analysis.field_of(columns.scores)
     if field is None or not len(columns):
-        return Passing(analysis.score_field, threshold)
+        return Passing(analysis.score_field or DEFAULT_SCORE_FIELD, threshold)
     column = columns.scores[field]
     passed = sum(1 for value in column if value >= threshold)
     cost_of_pass = cost.dollars / passed if cost.dollars is not None and passed else None

@@ -146,15 +146,15 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
 
 def add_figure_options(parser: argparse.ArgumentParser) -> None:
     """The flags of the report's figures: the primary score, its pass threshold and prices."""
-    from ..records import DEFAULT_SCORE_FIELD, DEFAULT_THRESHOLD
+    from ..records import DEFAULT_THRESHOLD
 
     figures = parser.add_argument_group("figures (docs/reports.md)")
     figures.add_argument(
         "--score-field",
-        default=DEFAULT_SCORE_FIELD,
         metavar="FIELD",
-        help="the primary score: pass rate, cost of pass, frontier, loss audit "
-        f"(default {DEFAULT_SCORE_FIELD}; a set without it: its first score)",
+        help="the primary score: pass rate, cost of pass, frontier, loss audit (default: each data "
+        "set's headline, f1 for QA sets, math_equiv for math, pass_at_1 for code...; a set "
+        "without FIELD keeps its headline)",
     )
     figures.add_argument(
         "--threshold",
@@ -187,7 +187,7 @@ def analysis_from_args(args: argparse.Namespace) -> Analysis:
         raise UsageError("--threshold must be a number")
     defaults = Analysis()
     return Analysis(
-        score_field=getattr(args, "score_field", None) or defaults.score_field,
+        score_field=getattr(args, "score_field", None),
         threshold=defaults.threshold if threshold is None else threshold,
         baseline=getattr(args, "baseline", None),
         prices=Prices.parse(getattr(args, "price", ()) or (), getattr(args, "prices", None)),

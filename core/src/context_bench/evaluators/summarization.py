@@ -11,8 +11,9 @@ REFERENCE_KEYS = ("reference", "summary", "answer")
 
 
 class SummarizationQuality:
-    """``rouge_l_precision``, ``rouge_l_recall`` and ``rouge_l_f1`` of ``processed["response"]``
-    against the reference: ``original["reference"]``, else ``"summary"``, else ``"answer"``.
+    """``rouge_l_f1`` (first: a report's headline for the set), ``rouge_l_precision`` and
+    ``rouge_l_recall`` of ``processed["response"]`` against the reference:
+    ``original["reference"]``, else ``"summary"``, else ``"answer"``.
 
     The figures are rouge-score's own ``RougeScorer(["rougeL"], use_stemmer=use_stemmer)``.
     ``use_stemmer`` defaults to True (Porter stemming, as summarization papers report ROUGE);
@@ -43,9 +44,9 @@ class SummarizationQuality:
         else:
             result = self._scorer.score(as_text(reference), prediction)["rougeL"]
         return {
+            "rouge_l_f1": float(result.fmeasure),  # first: the headline a report ranks by
             "rouge_l_precision": float(result.precision),
             "rouge_l_recall": float(result.recall),
-            "rouge_l_f1": float(result.fmeasure),
         }
 
     def __getstate__(self) -> dict[str, Any]:
