@@ -4,14 +4,16 @@ Each run is a fresh interpreter; its peak resident set (``ru_maxrss`` of the chi
 it exits.  ``--output jsonl`` streams (rows are read, scored and written one at a time), so its
 peak should barely grow with the rows: goal at most 300 MB at 1,000,000 rows and within 1.5x of
 its peak at 100,000.  ``--output json`` writes every row into one document after the summary; the
-goal is under 1 GB at 1,000,000 rows.  Wall time is printed beside each peak.
+goal is under 1 GB at 1,000,000 rows.  ``--output html --out`` streams its rows too (past 100,000
+they go to a file beside the page): printed against the JSONL limit.  Wall time is printed beside
+each peak.
 
 Beside them, the floor: the peak of a process that imports what ``score`` imports and holds only
 what the paired statistics need per row (one group's ``Columns``: an id, the four answer scores,
 tokens, latency, cost).  No run that can compare systems row by row goes below it, so the 1.5x
 growth goal is measured against it in the same run.
 
-    python bench/memory_scaling.py [--sizes 10000,100000,1000000] [--outputs jsonl,json]
+    python bench/memory_scaling.py [--sizes 10000,100000,1000000] [--outputs jsonl,json,html]
         [--before SRC]
 
 ``--before SRC`` runs every case a second time with ``PYTHONPATH=SRC`` (an earlier release's
@@ -25,6 +27,7 @@ import argparse
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -69,12 +72,28 @@ def peak(path: Path, output: str, src: str | None = None) -> tuple[int, float, f
         [sys.executable, "-c", wrapper, *command], check=True, capture_output=True, text=True, env=env
     )
     wall = time.perf_counter() - start
-    rows = sum(1 for _ in out.open()) if output == "jsonl" else len(json.loads(out.read_text())["rows"])
+    rows = _rows_in(out, output)
     out.unlink()
     if rows != int(path.stem.split("-")[1]):
         raise SystemExit(f"{output} report of {path.name} has {rows} rows")
     kilobytes, cpu = done.stdout.split()[-2:]
     return int(kilobytes) * 1024 if sys.platform != "darwin" else int(kilobytes), wall, float(cpu)
+
+
+def _rows_in(out: Path, output: str) -> int:
+    """The rows a report holds (the HTML report's are in its rows file, removed here, past
+    ``--html-inline-rows``)."""
+    if output == "jsonl":
+        return sum(1 for _ in out.open())
+    if output == "json":
+        return len(json.loads(out.read_text())["rows"])
+    beside = out.with_suffix(".rows.jsonl")
+    if beside.exists():
+        count = sum(1 for _ in beside.open())
+        beside.unlink()
+        return count
+    page = out.read_text()
+    return int(re.search(r'"count":(\d+)', page).group(1))
 
 
 FLOOR = """
@@ -102,7 +121,7 @@ def floor(size: int) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="10000,100000,1000000")
-    parser.add_argument("--outputs", default="jsonl,json")
+    parser.add_argument("--outputs", default="jsonl,json,html")
     parser.add_argument("--before", metavar="SRC", help="also run each case with PYTHONPATH=SRC")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
@@ -127,7 +146,7 @@ def main() -> None:
             os.unlink(path)
     print()
     for output in outputs:
-        limit = LIMIT_JSONL if output == "jsonl" else LIMIT_JSON
+        limit = LIMIT_JSON if output == "json" else LIMIT_JSONL
         largest = max(s for o, s in found if o == output)
         top = found[(output, largest)]
         print(

@@ -18,6 +18,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -176,11 +177,28 @@ class Browser:
 
     # -- the page ----------------------------------------------------------------------------------
 
-    def open(self, page: Path) -> None:
+    def open(self, page: Path | str) -> None:
+        """Load a page: a file (as a user opens a report from disk) or a URL."""
+        url = page if isinstance(page, str) else page.resolve().as_uri()
         self._loaded.clear()
-        self.send("Page.navigate", url=page.resolve().as_uri())
+        self.send("Page.navigate", url=url)
         if not self._loaded.wait(TIMEOUT):
-            raise TimeoutError(f"{page} did not load within {TIMEOUT} s")
+            raise TimeoutError(f"{url} did not load within {TIMEOUT} s")
+
+    def wait_for(self, expression: str, timeout: float = TIMEOUT) -> Any:
+        """The value of ``expression`` once it is truthy, asked again every 20 ms."""
+        end = time.monotonic() + timeout
+        while not (value := self.run(expression)):
+            if time.monotonic() > end:
+                raise TimeoutError(f"{expression} still false after {timeout} s")
+            time.sleep(0.02)
+        return value
+
+    def choose_file(self, selector: str, path: Path) -> None:
+        """Pick ``path`` in the file input ``selector``, as a user does in its dialog."""
+        self.send("DOM.enable")
+        node = self.send("Runtime.evaluate", expression=f"document.querySelector({json.dumps(selector)})")
+        self.send("DOM.setFileInputFiles", files=[str(path.resolve())], objectId=node["result"]["objectId"])
 
     def run(self, expression: str) -> Any:
         """The value of a JavaScript expression on the page (an exception in it is an error here)."""

@@ -15,6 +15,7 @@ import pytest
 from context_bench import EvalResult, EvalRow, RowError
 from context_bench.records import Summary
 from context_bench.reports import render
+from context_bench.reports.html import headline_field
 from context_bench.reports.html_rows import PAGE, TEXT_LIMIT
 from context_bench.summary import Summarizer
 
@@ -165,7 +166,7 @@ def _data(text: str) -> dict:
 
 def test_the_page_is_one_offline_file_with_every_chart(page):
     text = page.read_text(encoding="utf-8")
-    assert "http" not in text.lower() and " src=" not in text.replace("img src=x", "")
+    assert not re.search(r"https?://", text, re.I) and " src=" not in text.replace("img src=x", "")
     assert text.count("<script") == 2 and text.count("</script>") == 2  # the data and the page's own
     assert text.count("<svg") == 4  # quality against tokens and dollars, intervals, latency
     for title in ("Charts", "Loss audit, row by row", "Rows", "Run"):
@@ -205,6 +206,18 @@ def test_a_summary_without_the_new_figures_leaves_their_blocks_out():
     assert "Loss audit, row by row" not in text and "against dollars" not in text
     assert text.count("<svg") == 2  # the intervals (no interval bars yet) and the latency metric's spread
     assert _data(text)["audit"] == []
+
+
+def test_each_data_set_is_charted_by_its_own_headline_as_its_figures_are():
+    """gsm8k's rows carry AnswerQuality's f1 beside math_equiv; its chart ranks by math_equiv, the
+    field its pass rate and frontier use, unless --score-field names one it has."""
+    unnamed = {"primary": {"field": None, "threshold": 0.7}}
+    assert headline_field(unnamed, ["math_equiv", "f1", "exact_match"]) == "math_equiv"
+    assert headline_field(unnamed, ["f1", "exact_match"]) == "f1"
+    named = {"primary": {"field": "f1", "threshold": 0.7}}
+    assert headline_field(named, ["math_equiv", "f1"]) == "f1"
+    assert headline_field(named, ["rouge_l_f1", "rouge_1_f1"]) == "rouge_l_f1"
+    assert headline_field({}, []) is None
 
 
 def test_the_size_grows_linearly_with_a_bounded_cost_per_row():

@@ -71,9 +71,9 @@ def _evaluate(
     is the resolved configuration a JSON report records (``run --config REPORT`` repeats it).
 
     The rows stream: read as the run draws them, each written as it finishes (``--output jsonl``;
-    spooled to a temporary file for ``json`` with ``--out``, held as text on stdout; counted, not
-    kept, for the table and Markdown), so a run of millions of rows runs in bounded memory; the
-    HTML report holds every row (docs/architecture.md).
+    spooled to a temporary file for ``json`` and ``html`` with ``--out``, held as text on stdout;
+    counted, not kept, for the table and Markdown), so a run of millions of rows runs in bounded
+    memory (docs/architecture.md); CSV holds every row.
     """
     from ..autowire import Wirer
     from ..cache import RunCache
@@ -118,7 +118,7 @@ def _evaluate(
             print(f"context-bench: notice: {printable(notice)}", file=sys.stderr)
         return result
 
-    if options.output == "json":  # the spooled rows are read when the report is written
+    if options.output in ("json", "html"):  # the spooled rows are read when the report is written
         with _report_stream(options) as stream:
             result = run(stream)
             ran = systems if systems is not None else run_systems.seen
@@ -132,8 +132,8 @@ def _report_stream(options: RunOptions) -> Any:
     """Where finished rows go as they finish: the JSONL report, written as the run goes (to a
     temporary file that replaces ``--out`` once the run is done); the JSON report's rows, spooled
     to a temporary file beside ``--out`` (on stdout: held as text) until the summary they follow
-    is known; nowhere for the table and Markdown, which need the summary alone; None (every row
-    held) for the HTML report."""
+    is known, and the HTML report's likewise (its rows file, when the run is big); nowhere for the
+    table and Markdown, which need the summary alone; None (every row held) for CSV."""
     import contextlib
 
     from ..reports import jsonl
@@ -144,6 +144,11 @@ def _report_stream(options: RunOptions) -> Any:
         return jsonl.Writer.spool(options.out) if options.out else jsonl.Writer.held()
     if options.output in ("table", "markdown"):
         return contextlib.nullcontext(jsonl.Discard())
+    if options.output == "html":  # the page's row lines, spooled or held like the JSON report's
+        from ..reports.html_rows import RowEncoder
+
+        encoder = RowEncoder()
+        return jsonl.Writer.spool(options.out, encoder) if options.out else jsonl.Writer.held(encoder)
     return contextlib.nullcontext(None)
 
 

@@ -28,6 +28,9 @@ if TYPE_CHECKING:
 #: The CLI's deadline of one system or evaluator call, in seconds (``--call-timeout``): long enough
 #: for a slow model's long answer, short enough that a hung call does not hold a run for good.
 DEFAULT_CALL_TIMEOUT = 600.0
+#: The most rows an HTML report written to a file holds itself (``--html-inline-rows``): a page of
+#: 100,000 rows opens in about a second; a bigger run's page reads them from a file beside it.
+HTML_INLINE_ROWS = 100_000
 
 
 def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
@@ -74,6 +77,15 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     )
     parser.add_argument("--output", choices=FORMATS, default="table", help="report format (default table)")
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
+    parser.add_argument(
+        "--html-inline-rows",
+        type=int,
+        default=HTML_INLINE_ROWS,
+        metavar="N",
+        help="the HTML report (with --out) holds at most N rows itself; a bigger run's rows go to "
+        f"FILE's stem + .rows.jsonl beside it, which the page reads (default {HTML_INLINE_ROWS:,}; "
+        "0: always)",
+    )
     parser.add_argument(
         "--exclude-errors",
         action="store_true",
@@ -210,6 +222,8 @@ class RunOptions:
     cache_dir: str | None = None
     output: str = "table"
     out: str | None = None
+    #: The most rows the HTML report holds itself; above, they go to a file beside it (``--out``).
+    html_inline_rows: int = HTML_INLINE_ROWS
     progress: bool = True
     plugin_options: dict[str, Any] = attrs.Factory(dict)
     #: The report's headline means leave errored rows out instead of counting them 0.
@@ -245,6 +259,8 @@ class RunOptions:
             raise UsageError("--call-timeout must be more than 0 seconds")
         if args.max_row_bytes < 1:
             raise UsageError("--max-row-bytes must be at least 1")
+        if args.html_inline_rows < 0:
+            raise UsageError("--html-inline-rows must be 0 or more")
         _check_out(args.out)
         gates = Gates.parse(
             getattr(args, "fail_under", ()),
@@ -261,6 +277,7 @@ class RunOptions:
             cache_dir=args.cache_dir,
             output=args.output,
             out=args.out,
+            html_inline_rows=args.html_inline_rows,
             progress=not args.no_progress,
             exclude_errors=getattr(args, "exclude_errors", False),
             call_timeout=args.call_timeout,
@@ -349,6 +366,8 @@ def emit(result: EvalResult, options: RunOptions, written: Any = None) -> int:
             print(f"context-bench: wrote {options.output} report to {options.out}", file=sys.stderr)
     elif written is not None and options.output == "json":
         replaced = written.replaced + _write_json(result, written, options)
+    elif written is not None and options.output == "html":
+        replaced = written.replaced + _write_html(result, written, options)
     else:
         replaced = _write(render(result, options.output), options)
     warnings = list(result.summary.warnings) if result.summary else []
@@ -413,6 +432,43 @@ def _write_json(result: EvalResult, spool: Any, options: RunOptions) -> int:
         raise UsageError(f"cannot write {options.out}: {exc.strerror or exc}") from None
     if options.out:
         print(f"context-bench: wrote {options.output} report to {options.out}", file=sys.stderr)
+    return repaired.replaced
+
+
+def _write_html(result: EvalResult, spool: Any, options: RunOptions) -> int:
+    """Write the HTML report of a streamed run from ``spool`` (a JSONL ``Writer`` of the page's
+    row lines, :class:`~context_bench.reports.html_rows.RowEncoder`): the rows inline, or, past
+    ``--html-inline-rows`` with ``--out``, moved to ``rows_file(out)`` beside the page, which
+    reads them from there; return how many characters of the page were repaired."""
+    import contextlib
+
+    from ..files import atomic_writer
+    from ..reports import html
+
+    encoder = spool.encode
+    paged = options.out is not None and encoder.count > options.html_inline_rows
+    target = atomic_writer(options.out) if options.out else contextlib.nullcontext(sys.stdout)
+    try:
+        if paged:
+            rows_file = html.rows_file(options.out)
+            spool.keep(rows_file)
+        with target as handle:
+            repaired = _Repaired(handle)
+            if paged:
+                html.write(result, repaired, encoder, rows_file=os.path.basename(rows_file))
+            else:
+                html.write(result, repaired, encoder, spool.lines())
+    except OSError as exc:
+        raise UsageError(f"cannot write {options.out}: {exc.strerror or exc}") from None
+    if options.out:
+        also = f" and its {encoder.count:,} rows to {rows_file}" if paged else ""
+        print(f"context-bench: wrote html report to {options.out}{also}", file=sys.stderr)
+    elif encoder.count > options.html_inline_rows:
+        print(
+            f"context-bench: warning: the HTML report on stdout holds all {encoder.count:,} rows; "
+            "with --out it holds none and reads them from a file beside it",
+            file=sys.stderr,
+        )
     return repaired.replaced
 
 

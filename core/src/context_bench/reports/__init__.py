@@ -1,8 +1,8 @@
 """Reports: an :class:`~context_bench.EvalResult` rendered as text in one of :data:`FORMATS`.
 
 ``table`` is for a terminal, ``markdown`` for a pull request or notebook, ``json`` is the whole
-result, ``jsonl`` one row per line, ``html`` a self-contained page (summary and every row), and
-``csv`` one line per row.
+result, ``jsonl`` one row per line, ``html`` a self-contained page (summary and every row; a big
+run's rows in a file beside it), and ``csv`` one line per row.
 """
 
 from __future__ import annotations

@@ -4,21 +4,24 @@ drawn as inline SVG, one inline script, no external asset).
 The summary's tables are HTML; the charts (quality against tokens and dollars with the frontier,
 each mean with its interval, latency per system) are drawn here from the summary's figures; the
 rows travel as JSON (:mod:`.html_rows`) that the script pages, sorts and filters, with the loss
-audit beside them.  The first page of rows is also plain HTML, so the report reads without
+audit beside them: inside the page, or, for a big run (:func:`write` with ``rows_file``), in a
+file beside it that the script reads.  The first page of rows is also plain HTML, so the report reads without
 script too.  Every text is escaped, so a row id like ``<script>`` shows as text.  Blocks of the
 summary a run did not produce (no prices, no baseline, no judge) are left out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import io
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from html import escape
 from importlib import resources
-from typing import Any
+from typing import Any, TextIO
 
-from ..records import EvalResult, EvalRow
+from ..records import EvalResult
 from . import figure_sections, sections, summary_of, svg
-from .html_rows import PAGE, Columns, columns, payload
+from .html_rows import PAGE, RowEncoder
 from .sections import Section, printable
 
 #: Characters of a response shown before the rest folds away in a <details> element.
@@ -58,6 +61,30 @@ th.asc::after { content: " ▲"; } th.desc::after { content: " ▼"; }
 
 
 def render(result: EvalResult) -> str:
+    """The page with every row of ``result`` inline."""
+    encoder = RowEncoder()
+    lines = [encoder(row) for row in result.rows]
+    page = io.StringIO()
+    write(result, page, encoder, lines)
+    return page.getvalue()
+
+
+def rows_file(page: str) -> str:
+    """Where a big run's rows go beside its page: ``report.html`` → ``report.rows.jsonl``."""
+    root, ext = os.path.splitext(page)
+    return (root if ext else page) + ".rows.jsonl"
+
+
+def write(
+    result: EvalResult,
+    handle: TextIO,
+    encoder: RowEncoder,
+    lines: Iterable[str] = (),
+    rows_file: str | None = None,
+) -> None:
+    """The page to ``handle``, its rows those ``encoder`` encoded: inline from ``lines`` (each a
+    row's JSON, as ``encoder`` gave it), or, given ``rows_file``, read by the page's script from
+    that file beside the page (one row's JSON a line), so a page of millions of rows stays small."""
     summary = summary_of(result)
     data = summary.to_dict()
     body = [
@@ -78,37 +105,39 @@ def render(result: EvalResult) -> str:
     body += [_section(section) for section in tables]
     audit = _audit_ids(data)
     body.append(_audit(audit))
-    shown = columns(result.rows)
-    body.append(_rows(result.rows, shown))
+    body.append(_rows(encoder, rows_file))
     run = sections.run_lines(result.metadata)
     if run:
         items = "".join(f"<li>{escape(label)}: {escape(text)}</li>" for label, text in run)
         body.append(f"<h2>Run</h2><ul>{items}</ul>")
-    script = ""
-    if result.rows:
-        rows = payload(result.rows, shown, audit=audit)
-        script = f'<script type="application/json" id="cb-data">{rows}</script>\n<script>{_SCRIPT}</script>\n'
-    return (
+    handle.write(
         '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
         '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        "<title>context-bench report</title>\n"
-        f"<style>{_STYLE}</style>\n</head>\n<body>\n"
-        + "\n".join(part for part in body if part)
-        + f"\n{script}</body>\n</html>\n"
+        '<title>context-bench report</title>\n<link rel="icon" href="data:,">\n'
+        f"<style>{_STYLE}</style>\n</head>\n<body>\n" + "\n".join(part for part in body if part) + "\n"
     )
+    if encoder.count:
+        handle.write('<script type="application/json" id="cb-data">')
+        if rows_file is not None:
+            handle.write(encoder.head(audit=audit, rows_file=rows_file) + "}")
+        else:
+            handle.write(encoder.head(audit=audit) + ',"rows":[\n')
+            for n, line in enumerate(lines):
+                handle.write(line if not n else ",\n" + line)
+            handle.write("]}")
+        handle.write(f"</script>\n<script>{_SCRIPT}</script>\n")
+    handle.write("</body>\n</html>\n")
 
 
 # -- charts ------------------------------------------------------------------------------------
 
 
-def primary_field(data: Mapping[str, Any]) -> str | None:
-    """The score the charts rank by: the run's primary field, else ``f1``, else the first one."""
-    groups = data.get("groups") or []
-    fields = list(dict.fromkeys(f for g in groups for f in g.get("scores") or {}))
+def headline_field(data: Mapping[str, Any], fields: Sequence[str]) -> str | None:
+    """The score a data set is charted and ranked by, the rule of ``Analysis.field_of``: the
+    run's ``--score-field`` where the data set has it, else its first field (the headline of the
+    evaluator it is wired to by name), as its pass rate and frontier are figured."""
     chosen = (data.get("primary") or {}).get("field")
-    if chosen in fields:
-        return chosen
-    return "f1" if "f1" in fields else (fields[0] if fields else None)
+    return chosen if chosen in fields else (fields[0] if fields else None)
 
 
 def _charts(data: Mapping[str, Any], order: Sequence[str]) -> str:
@@ -116,7 +145,6 @@ def _charts(data: Mapping[str, Any], order: Sequence[str]) -> str:
     if not groups:
         return ""
     systems = list(dict.fromkeys([*order, *(g["system"] for g in groups)]))
-    field = primary_field(data)
     by_dataset: dict[str, list[Mapping[str, Any]]] = {}
     for group in groups:
         by_dataset.setdefault(group["dataset"], []).append(group)
@@ -124,14 +152,11 @@ def _charts(data: Mapping[str, Any], order: Sequence[str]) -> str:
     for dataset, members in by_dataset.items():
         name = printable(str(dataset))
         own = list(dict.fromkeys(f for g in members for f in g.get("scores") or {}))
-        # a data set without the primary score is charted by its first one
-        chosen = field if field in own else (own[0] if own else None)
+        chosen = headline_field(data, own)
         if chosen is not None:
             for label, cost in (("tokens per row", _tokens), ("dollars", _dollars)):
                 charts.append(
-                    _cost_chart(
-                        f"{name}: {chosen} against {label}", members, systems, chosen, cost, chosen == field
-                    )
+                    _cost_chart(f"{name}: {chosen} against {label}", members, systems, chosen, cost)
                 )
         charts.append(svg.intervals(f"{name}: means with 95% intervals", _intervals(members), systems))
         charts.append(svg.latency(f"{name}: latency per system", _spreads(members), systems))
@@ -168,9 +193,9 @@ def _cost_chart(
     systems: Sequence[str],
     field: str,
     cost: Callable[[Mapping[str, Any]], tuple[float | None, str]],
-    ranked: bool,
 ) -> str:
-    """``field`` against ``cost`` per system; ``ranked``: the summary's frontier is by this field."""
+    """``field`` (the data set's headline, which the summary's frontier ranks by) against ``cost``
+    per system."""
     points = []
     label = ""
     for group in members:
@@ -178,7 +203,7 @@ def _cost_chart(
         y = (group.get("scores") or {}).get(field)
         if x is None or y is None:
             continue
-        place = (group.get("frontier") or {}) if ranked else {}
+        place = group.get("frontier") or {}
         points.append(svg.Point(printable(str(group["system"])), x, y, place.get("dominated")))
     return svg.frontier(title, points, [printable(s) for s in systems], label, field)
 
@@ -259,15 +284,15 @@ def _td(text: str, css: str = "") -> str:
     return f'<td class="{css}">{escape(text)}</td>' if css and text else f"<td>{escape(text)}</td>"
 
 
-def _rows(rows: list[EvalRow], shown: Columns) -> str:
+def _rows(encoder: RowEncoder, rows_file: str | None) -> str:
     """The row table's place: the script builds the whole table in ``#cb-rows``; until it runs (or
     without script) the first :data:`PAGE` rows show as plain HTML."""
-    if not rows:
+    if not encoder.count:
         return "<h2>Rows</h2>\n<p>No rows.</p>"
-    fields, extras = shown
+    fields, extras = encoder.columns
     numbers = [*fields, *(h for h, _ in extras)]
     lines = []
-    for row in rows[:PAGE]:
+    for row in encoder.first:
         cells = [
             _td(str(row.index), "num"),
             _td(row.system),
@@ -288,11 +313,14 @@ def _rows(rows: list[EvalRow], shown: Columns) -> str:
             *map(_th, ("errors", "failures", "response")),
         ]
     )
-    more = (
-        f"<p>The first {PAGE} of {len(rows)} rows; the page's script shows them all.</p>"
-        if len(rows) > PAGE
-        else ""
-    )
+    more = ""
+    if rows_file is not None:
+        more = (
+            f"<p>The first {len(encoder.first)} of {encoder.count} rows; the page's script shows them "
+            f"all from {escape(rows_file)}, the file beside this page.</p>"
+        )
+    elif encoder.count > PAGE:
+        more = f"<p>The first {PAGE} of {encoder.count} rows; the page's script shows them all.</p>"
     return (
         '<h2>Rows</h2>\n<div id="cb-rows"></div>\n'
         f'<div id="cb-static">{more}<div class="scroll"><table><tr>{head}</tr>\n'

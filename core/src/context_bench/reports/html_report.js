@@ -1,12 +1,28 @@
-// The HTML report's row table and loss audit: reads the rows from the JSON in #cb-data, pages,
-// sorts and filters them, and shows a row's detail on click.  Every text is set with textContent
-// (never innerHTML), so no row can add markup or script to the page.
+// The HTML report's row table and loss audit: reads the rows from the JSON in #cb-data (or, for a
+// big run, from the rows file beside the page, named in it), pages, sorts and filters them, and
+// shows a row's detail on click.  Every text is set with textContent (never innerHTML), so no row
+// can add markup or script to the page.
 "use strict";
 (function () {
   var data = JSON.parse(document.getElementById("cb-data").textContent);
-  var rows = data.rows, fields = data.fields, figures = data.figures;
-  var byKey = new Map();
-  rows.forEach(function (r) { byKey.set(r[1] + "\u0000" + r[2] + "\u0000" + r[3], r); });
+  var paged = typeof data.rows_file === "string";
+  var rows = paged ? [] : data.rows, fields = data.fields, figures = data.figures;
+  var source = null;  // paged: the rows file, as a Blob a row's line is sliced from
+  // the rows the loss audit shows, found as the rows are read
+  var wanted = new Set(), byKey = new Map();
+  function key(system, dataset, id) { return system + "\u0000" + dataset + "\u0000" + id; }
+  (data.audit || []).forEach(function (entry) {
+    var ds = data.datasets.indexOf(entry.dataset);
+    [entry.baseline, entry.system].forEach(function (system) {
+      var s = data.systems.indexOf(system);
+      entry.lost.concat(entry.gained).forEach(function (id) { wanted.add(key(s, ds, id)); });
+    });
+  });
+  function keep(r) {
+    var k = key(r[1], r[2], r[3]);
+    if (wanted.has(k)) byKey.set(k, r);
+  }
+  rows.forEach(keep);
   var state = { page: 0, sort: null, desc: false, shown: rows };
 
   function el(tag, text, cls) {
@@ -33,11 +49,13 @@
     { name: "dataset", get: function (r) { return data.datasets[r[2]]; } },
     { name: "example", get: function (r) { return r[3]; } },
   ];
+  // a row encoded before a score field first appeared lacks it
+  function scoreOf(r, i) { return i < r[4].length ? r[4][i] : null; }
   fields.forEach(function (f, i) {
-    columns.push({ name: f, numeric: true, get: function (r) { return r[4][i]; }, show: score });
+    columns.push({ name: f, numeric: true, get: function (r) { return scoreOf(r, i); }, show: score });
   });
-  figures.forEach(function (f, i) {
-    columns.push({ name: f, numeric: true, get: function (r) { return r[5][i]; }, show: num });
+  figures.forEach(function (f) {
+    columns.push({ name: f[0], numeric: true, get: function (r) { return r[5][f[1]]; }, show: num });
   });
   columns.push({ name: "errors", get: function (r) { return r[6].join("; "); }, cls: "error" });
   columns.push({ name: "failures", get: function (r) { return r[7].join("; "); }, cls: "error" });
@@ -112,8 +130,9 @@
   var detailBox = el("div", null, "detail");
   detailBox.id = "cb-detail";
   root.appendChild(detailBox);
+  // the plain first page stays until the table can show the rows
   var fallback = document.getElementById("cb-static");
-  if (fallback) fallback.remove();
+  if (fallback && !paged) fallback.remove();
 
   function refilter() {
     var system = bySystem.value, dataset = byDataset.value, field = byField.value;
@@ -123,7 +142,7 @@
       if (system !== "" && r[1] !== Number(system)) return false;
       if (dataset !== "" && r[2] !== Number(dataset)) return false;
       if (field !== "") {
-        var v = r[4][Number(field)];
+        var v = scoreOf(r, Number(field));
         if (v === null) return false;
         if (from !== null && v < from) return false;
         if (to !== null && v > to) return false;
@@ -196,9 +215,9 @@
       dl.appendChild(dd);
     }
     item("system", data.systems[r[1]] + " on " + data.datasets[r[2]] + " (#" + r[0] + ")");
-    item("scores", fields.map(function (f, i) { return r[4][i] === null ? null : f + " " + score(r[4][i]); })
+    item("scores", fields.map(function (f, i) { var v = scoreOf(r, i); return v === null ? null : f + " " + score(v); })
       .filter(Boolean).join("\n"));
-    item("figures", figures.map(function (f, i) { return r[5][i] === null ? null : f + " " + num(r[5][i]); })
+    item("figures", figures.map(function (f) { var v = r[5][f[1]]; return v === null ? null : f[0] + " " + num(v); })
       .filter(Boolean).join("\n"));
     item("errors", r[6].join("\n"));
     item("failures", r[7].join("\n"));
@@ -210,11 +229,21 @@
     target.appendChild(dl);
   }
 
+  // paged: the table holds a row's cells and where its line lies in the rows file; the whole row
+  // is read from there when it is shown
+  function full(r) {
+    if (!paged) return Promise.resolve(r);
+    return source.slice(r[9], r[9] + r[10]).text().then(JSON.parse);
+  }
+
   function showRow(r) {
-    detailBox.textContent = "";
-    detailBox.appendChild(el("h3", "Row " + r[3]));
-    rowParts(r, detailBox);
-    detailBox.scrollIntoView({ block: "nearest" });
+    full(r).then(function (whole) {
+      detailBox.textContent = "";
+      detailBox.appendChild(el("h3", "Row " + whole[3]));
+      rowParts(whole, detailBox);
+      detailBox.dataset.row = String(whole[0]);
+      detailBox.scrollIntoView({ block: "nearest" });
+    });
   }
 
   // -- the loss audit ------------------------------------------------------------------------------
@@ -247,18 +276,101 @@
   });
 
   function showPair(entry, id, target) {
-    target.textContent = "";
     var ds = data.datasets.indexOf(entry.dataset);
-    [entry.baseline, entry.system].forEach(function (system) {
-      var side = el("div", null, "side");
-      side.appendChild(el("h4", system));
-      var r = byKey.get(data.systems.indexOf(system) + "\u0000" + ds + "\u0000" + id);
-      if (r) rowParts(r, side);
-      else side.appendChild(el("p", "row " + id + " is not in this report"));
-      target.appendChild(side);
+    var sides = [entry.baseline, entry.system].map(function (system) {
+      var r = byKey.get(key(data.systems.indexOf(system), ds, id));
+      return r ? full(r) : Promise.resolve(null);
+    });
+    Promise.all(sides).then(function (found) {
+      target.textContent = "";
+      [entry.baseline, entry.system].forEach(function (system, i) {
+        var side = el("div", null, "side");
+        side.appendChild(el("h4", system));
+        if (found[i]) rowParts(found[i], side);
+        else side.appendChild(el("p", paged && !source ? "the rows are not loaded yet" : "row " + id + " is not in this report"));
+        target.appendChild(side);
+      });
     });
   }
 
+  // -- the rows file of a big run ------------------------------------------------------------------
+  // Read in chunks of bytes, split at newlines (a row's JSON holds none), each row kept as its cells
+  // and its line's place, so the page holds no row's texts beyond the response's first characters.
+  var CHUNK = 8 << 20;
+  var loading = el("div", null, "loading");
+  loading.id = "cb-load";
+
+  function index(blob) {
+    var decoder = new TextDecoder(), found = [], pos = 0, carry = new Uint8Array(0);
+    loading.textContent = "Reading the rows from " + data.rows_file + "…";
+    function add(bytes, at) {
+      var r = JSON.parse(decoder.decode(bytes));
+      if (!Array.isArray(r) || r.length < 9) throw new Error("a line is not one of this report's rows");
+      var cells = r.slice(0, 8);
+      cells.push(preview(r[8]), at, bytes.length);
+      keep(cells);
+      found.push(cells);
+    }
+    function step() {
+      return blob.slice(pos, pos + CHUNK).arrayBuffer().then(function (buffer) {
+        var fresh = new Uint8Array(buffer), bytes = fresh, base = pos - carry.length, start = 0, end;
+        if (carry.length) {
+          bytes = new Uint8Array(carry.length + fresh.length);
+          bytes.set(carry);
+          bytes.set(fresh, carry.length);
+        }
+        while ((end = bytes.indexOf(10, start)) >= 0) {
+          if (end > start) add(bytes.subarray(start, end), base + start);
+          start = end + 1;
+        }
+        carry = bytes.slice(start);
+        pos += fresh.length;
+        loading.textContent = "Reading the rows from " + data.rows_file + ": " + found.length + " of " + data.count + "…";
+        if (pos < blob.size) return step();
+        if (carry.length) add(carry, base + start);
+        return found;
+      });
+    }
+    return step().then(function (all) {
+      source = blob;
+      rows = all;
+      if (fallback) fallback.remove();
+      if (all.length === data.count) loading.textContent = "";
+      else pick("The file holds " + all.length + " rows; this report was written with " + data.count + ": is it this report's?");
+      refilter();
+      document.body.dataset.rows = "loaded";
+    });
+  }
+
+  function pick(why) {
+    loading.textContent = why + " Choose " + data.rows_file + " (beside this page) to see its " + data.count + " rows: ";
+    var chooser = el("input");
+    chooser.type = "file";
+    chooser.id = "cb-file";
+    chooser.accept = ".jsonl";
+    chooser.addEventListener("change", function () {
+      if (chooser.files.length) index(chooser.files[0]).catch(failed);
+    });
+    loading.appendChild(chooser);
+  }
+
+  function failed(error) {
+    rows = [];
+    pick("Could not read the rows (" + error.message + ").");
+    document.body.dataset.rows = "failed";
+  }
+
   draw();
+  if (paged) {
+    root.insertBefore(loading, controls);
+    if (location.protocol === "http:" || location.protocol === "https:") {
+      fetch(data.rows_file).then(function (reply) {
+        if (!reply.ok) throw new Error(data.rows_file + ": HTTP " + reply.status);
+        return reply.blob();
+      }).then(index).catch(failed);
+    } else {
+      pick("A page opened from disk may not read other files by itself.");
+    }
+  }
   document.body.dataset.ready = "1";
 })();

@@ -13,7 +13,7 @@ escapes (``sections.printable``), as in every report; a response or prompt shows
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..assertions import REFERENCE_FIELDS
@@ -71,41 +71,48 @@ def _escape(text: str) -> str:
 Columns = tuple[list[str], list[tuple[str, Callable[[EvalRow], Any]]]]
 
 
-def columns(rows: Sequence[EvalRow]) -> Columns:
-    """The score fields, in order of first appearance, and the optional figures some row has."""
-    fields = list(dict.fromkeys(field for row in rows for field in row.scores))
-    extras = [(header, get) for header, get in EXTRAS if any(get(r) is not None for r in rows)]
-    return fields, extras
+class RowEncoder:
+    """Each row as the page's script reads it, one JSON array, encoded as it comes, so a run's rows
+    can stream to a file (``--output html --out``) instead of being held:
+    ``[index, system, dataset, id, scores, figures, errors, failures, response, *detail]``.
 
+    Positions never change once given, so a row encoded early reads the same as one encoded late:
+    a system, data set or score field is numbered on first appearance (``scores`` lists the fields
+    known when the row came; a later field is simply absent from earlier rows), and ``figures``
+    holds every figure of :data:`EXTRAS`, of which :meth:`head` names those some row had.  Texts
+    are cut at :data:`TEXT_LIMIT` and the JSON is safe inside a ``<script>`` element.  The first
+    :data:`PAGE` rows are kept for the page's plain table."""
 
-def payload(rows: Sequence[EvalRow], shown: Columns, **extra: Any) -> str:
-    """The rows for the page's script, as JSON text safe inside a ``<script>`` element: the
-    columns, the names of systems and data sets once each, ``extra`` (the loss audit), and one array per row:
-    ``[index, system, dataset, id, scores, figures, errors, failures, response, *detail]`` (system
-    and data set as positions in their lists, a score or figure the row lacks as null, then the
-    texts :func:`detail` gives, shown on click).
+    def __init__(self) -> None:
+        self.systems: dict[str, int] = {}
+        self.datasets: dict[str, int] = {}
+        self.fields: dict[str, int] = {}
+        self.figured = [False] * len(EXTRAS)
+        self.first: list[EvalRow] = []
+        self.count = 0
 
-    Each row is encoded as it is built (as the JSON report does), so no structure of the whole run
-    is held and the cost stays linear.  ``shown`` is :func:`columns` of the rows."""
-    fields, extras = shown
-    systems: dict[str, int] = {}
-    datasets: dict[str, int] = {}
-    getters = [get for _, get in extras]
-    encoded = []
-    for row in rows:
-        system = systems.setdefault(row.system, len(systems))
-        dataset = datasets.setdefault(row.dataset, len(datasets))
+    def __call__(self, row: EvalRow) -> str:
+        self.count += 1
+        if len(self.first) < PAGE:
+            self.first.append(row)
+        fields = self.fields
+        for field in row.scores:
+            fields.setdefault(field, len(fields))
         scores = row.scores
+        figures = [get(row) for _, get in EXTRAS]
+        for at, value in enumerate(figures):
+            if value is not None:
+                self.figured[at] = True
         errors, failures = row.errors, row.failures
-        encoded.append(
+        return _escape(
             _safe(
                 [
                     row.index,
-                    system,
-                    dataset,
+                    self.systems.setdefault(row.system, len(self.systems)),
+                    self.datasets.setdefault(row.dataset, len(self.datasets)),
                     printable(str(row.example_id)),
                     [scores.get(f) for f in fields],
-                    [get(row) for get in getters],
+                    figures,
                     [_cut(printable(str(e))) for e in errors] if errors else [],
                     [_cut(printable(f"{name}: {why}")) for name, why in failures.items()] if failures else [],
                     _text(row.response),
@@ -113,17 +120,29 @@ def payload(rows: Sequence[EvalRow], shown: Columns, **extra: Any) -> str:
                 ]
             )
         )
-    head = {
-        "fields": fields,
-        "figures": [header for header, _ in extras],
-        "systems": [printable(s) for s in systems],
-        "datasets": [printable(d) for d in datasets],
-        "page": PAGE,
-        "limit": TEXT_LIMIT,
-        **extra,
-    }
-    text = _safe(head)[:-1] + ',"rows":[\n' + ",\n".join(encoded) + "]}"
-    return _escape(text)
+
+    @property
+    def columns(self) -> Columns:
+        """The score fields, in order of first appearance, and the optional figures some row had."""
+        return list(self.fields), [extra for extra, seen in zip(EXTRAS, self.figured, strict=True) if seen]
+
+    def head(self, **extra: Any) -> str:
+        """The rows' names and columns as a JSON object without its closing brace, for the rows (or
+        the name of the file that holds them) to follow: ``figures`` pairs each figure shown with
+        its position in a row's ``figures``; ``extra`` (the loss audit) is added as given."""
+        found = {
+            "fields": list(self.fields),
+            "figures": [
+                [h, at] for at, ((h, _), seen) in enumerate(zip(EXTRAS, self.figured, strict=True)) if seen
+            ],
+            "systems": [printable(s) for s in self.systems],
+            "datasets": [printable(d) for d in self.datasets],
+            "page": PAGE,
+            "limit": TEXT_LIMIT,
+            "count": self.count,
+            **extra,
+        }
+        return _escape(_safe(found))[:-1]
 
 
 #: What a row's detail shows besides its table cells, in the order :func:`detail` gives them.

@@ -36,6 +36,8 @@ class Writer:
         self.encode = encode or (lambda row: encode_compact(line(row)))
         self.replaced = 0
         self.count = 0
+        #: A spool's file (:meth:`spool`), else None.
+        self.path: str | None = None
 
     def __call__(self, row: EvalRow) -> None:
         text, replaced = repair_counted(self.encode(row) + "\n")
@@ -62,21 +64,36 @@ class Writer:
 
     @classmethod
     @contextlib.contextmanager
-    def spool(cls, out: str) -> Iterator[Writer]:
-        """A writer of the rows' JSON to a temporary file beside ``out``, removed when the block
-        ends: what the JSON report copies its rows from."""
+    def spool(cls, out: str, encode: Callable[[EvalRow], str] = encode_row) -> Iterator[Writer]:
+        """A writer of the rows (their JSON by default) to a temporary file beside ``out``, removed
+        when the block ends unless :meth:`keep` moved it: what the JSON report copies its rows
+        from, and the rows file of a big run's HTML report."""
         import tempfile
 
         directory = os.path.dirname(os.path.realpath(out))
-        with tempfile.TemporaryFile("w+", encoding="utf-8", dir=directory, prefix=".cbench-rows.") as handle:
-            yield cls(handle, encode_row)
+        handle = tempfile.NamedTemporaryFile(
+            "w+", encoding="utf-8", dir=directory, prefix=".cbench-rows.", suffix=".jsonl", delete=False
+        )
+        writer = cls(handle, encode)
+        writer.path = handle.name
+        try:
+            yield writer
+        finally:
+            handle.close()
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(handle.name)
 
     @classmethod
     @contextlib.contextmanager
-    def held(cls) -> Iterator[Writer]:
-        """A writer of the rows' JSON to memory, a string per row (JSON on stdout, which has no
-        file to spool beside): a few hundred bytes a row, not the rows themselves."""
-        yield cls(_Lines(), encode_row)
+    def held(cls, encode: Callable[[EvalRow], str] = encode_row) -> Iterator[Writer]:
+        """A writer of the rows (their JSON by default) to memory, a string per row (a report on
+        stdout, which has no file to spool beside): a few hundred bytes a row, not the rows."""
+        yield cls(_Lines(), encode)
+
+    def keep(self, target: str) -> None:
+        """Move a spool's file, rows written, to ``target`` (replacing it), where it stays."""
+        self.handle.flush()
+        os.replace(self.path, target)
 
     def lines(self) -> Iterator[str]:
         """The spooled lines, without their newlines (after the run)."""
