@@ -185,14 +185,13 @@ class Browser:
         if not self._loaded.wait(TIMEOUT):
             raise TimeoutError(f"{url} did not load within {TIMEOUT} s")
 
-    def wait_for(self, expression: str, timeout: float = TIMEOUT) -> Any:
-        """The value of ``expression`` once it is truthy, asked again every 20 ms."""
+    def wait_for(self, expression: str, timeout: float = TIMEOUT) -> None:
+        """Until ``expression`` is truthy on the page (an element is), asked again every 20 ms."""
         end = time.monotonic() + timeout
-        while not (value := self.run(expression)):
+        while not self.run(f"!!({expression})"):
             if time.monotonic() > end:
                 raise TimeoutError(f"{expression} still false after {timeout} s")
             time.sleep(0.02)
-        return value
 
     def choose_file(self, selector: str, path: Path) -> None:
         """Pick ``path`` in the file input ``selector``, as a user does in its dialog."""

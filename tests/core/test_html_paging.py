@@ -10,6 +10,7 @@ import http.server
 import importlib.util
 import json
 import re
+import stat
 import threading
 from pathlib import Path
 
@@ -78,6 +79,17 @@ def test_a_run_past_the_limit_writes_its_rows_beside_the_page(scored, tmp_path, 
     assert first[3] == "q000" and data["systems"][first[1]] == "baseline"
     assert {json.loads(line)[8] for line in lines} >= {HOSTILE, "Paris\nand more"}
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.html", "report.rows.jsonl", "rows.jsonl"]
+    assert stat.S_IMODE(beside.stat().st_mode) == stat.S_IMODE(page.stat().st_mode)  # readable as the page is
+
+
+def test_through_a_symlink_the_rows_land_beside_the_page(scored, tmp_path):
+    real, links = tmp_path / "real", tmp_path / "links"
+    real.mkdir()
+    links.mkdir()
+    (links / "report.html").symlink_to(real / "report.html")
+    assert _score(scored, links / "report.html", "--html-inline-rows", "0") == 0
+    assert sorted(p.name for p in real.iterdir()) == ["report.html", "report.rows.jsonl"]
+    assert sorted(p.name for p in links.iterdir()) == ["report.html"]
 
 
 def test_a_run_within_the_limit_keeps_its_rows_in_the_page(scored, tmp_path):
@@ -159,10 +171,10 @@ def _ids(driver) -> list[str]:
 @needs_chromium
 @pytest.mark.timeout(60)
 def test_served_over_http_the_page_reads_its_rows_by_itself(scored, tmp_path):
-    page = tmp_path / "report.html"
+    page = tmp_path / "run #1.html"  # a name that is not a URL as it stands
     assert _score(scored, page, "--html-inline-rows", "50") == 0
     with _served(tmp_path) as base, browser.Browser() as driver:
-        driver.open(f"{base}/report.html")
+        driver.open(f"{base}/run%20%231.html")
         driver.wait_for(LOADED)
         assert f"rows 1–{PAGE} of {ROWS}" in driver.run(INFO)
         assert driver.run("document.getElementById('cb-static')") is None
@@ -205,14 +217,17 @@ def test_opened_from_disk_the_page_reads_the_file_a_reader_picks(scored, tmp_pat
         driver.open(page)
         assert "Choose report.rows.jsonl" in driver.run("document.getElementById('cb-load').textContent")
         assert driver.run("document.querySelectorAll('#cb-static tr').length") == PAGE + 1  # until then
+        driver.run("document.getElementById('cb-audit-0').open = true")
+        driver.wait_for("document.querySelector('#cb-audit-0 button.id')")
+        driver.run("document.querySelector('#cb-audit-0 button.id').click()")  # before the rows are read
+        driver.wait_for("document.querySelectorAll('#cb-audit-0 .side').length === 2")
+        assert "not loaded yet" in driver.run("document.querySelector('#cb-audit-0 .pair').textContent")
         driver.choose_file("#cb-file", tmp_path / "report.rows.jsonl")
         driver.wait_for(LOADED)
         assert f"rows 1–{PAGE} of {ROWS}" in driver.run(INFO)
         # the loss audit reads both sides' rows from the file
-        driver.run("document.getElementById('cb-audit-0').open = true")
-        driver.wait_for("document.querySelector('#cb-audit-0 button.id')")
         driver.run("document.querySelector('#cb-audit-0 button.id').click()")
-        driver.wait_for("document.querySelectorAll('#cb-audit-0 .side').length === 2")
+        driver.wait_for("document.querySelector('#cb-audit-0 .pair').textContent.includes('question')")
         sides = driver.run("[...document.querySelectorAll('#cb-audit-0 .side h4')].map(h => h.textContent)")
         assert sides == ["baseline", "compressed"]
         pair = driver.run("document.querySelector('#cb-audit-0 .pair').textContent")

@@ -40,10 +40,7 @@ def atomic_writer(path: str | os.PathLike[str], binary: bool = False) -> Iterato
     when it raises (``path`` is then as it was).  Text mode writes UTF-8; the text must be
     encodable (see :func:`~context_bench.encodable.repair_text`)."""
     target = Path(os.path.realpath(path))  # through a symlink, not over it
-    try:
-        mode = target.stat().st_mode & 0o7777
-    except FileNotFoundError:
-        mode = 0o666 & ~_umask()
+    mode = replacing_mode(target)
     handle, temporary = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
         with os.fdopen(handle, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8"})) as file:
@@ -56,6 +53,16 @@ def atomic_writer(path: str | os.PathLike[str], binary: bool = False) -> Iterato
         with contextlib.suppress(OSError):
             os.unlink(temporary)
         raise
+
+
+def replacing_mode(target: str | os.PathLike[str]) -> int:
+    """The permissions a file written over ``target`` gets: those of the file it replaces, else
+    what the umask gives a new file (a temporary file is made 0600, which a web server or a
+    colleague could not read)."""
+    try:
+        return os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        return 0o666 & ~_umask()
 
 
 def _umask() -> int:

@@ -148,7 +148,11 @@ def _report_stream(options: RunOptions) -> Any:
         from ..reports.html_rows import RowEncoder
 
         encoder = RowEncoder()
-        return jsonl.Writer.spool(options.out, encoder) if options.out else jsonl.Writer.held(encoder)
+        return (
+            jsonl.Writer.spool(options.out, encoder, named=True)
+            if options.out
+            else jsonl.Writer.held(encoder)
+        )
     return contextlib.nullcontext(None)
 
 

@@ -448,14 +448,14 @@ def _write_html(result: EvalResult, spool: Any, options: RunOptions) -> int:
     encoder = spool.encode
     paged = options.out is not None and encoder.count > options.html_inline_rows
     target = atomic_writer(options.out) if options.out else contextlib.nullcontext(sys.stdout)
+    # beside the page where it lands (through a symlink, as atomic_writer writes it)
+    rows_file = html.rows_file(os.path.realpath(options.out)) if paged else ""
     try:
-        if paged:
-            rows_file = html.rows_file(options.out)
-            spool.keep(rows_file)
         with target as handle:
             repaired = _Repaired(handle)
             if paged:
                 html.write(result, repaired, encoder, rows_file=os.path.basename(rows_file))
+                spool.keep(rows_file)  # once the page is written: a failed page leaves both as they were
             else:
                 html.write(result, repaired, encoder, spool.lines())
     except OSError as exc:

@@ -192,7 +192,7 @@
       tr.addEventListener("click", function () { showRow(r); });
       body.appendChild(tr);
     });
-    info.textContent = state.shown.length
+    info.textContent = paged && !source ? " the rows are not read yet " : state.shown.length
       ? " rows " + (start + 1) + "–" + (start + slice.length) + " of " + state.shown.length +
         (state.shown.length < rows.length ? " (filtered from " + rows.length + ")" : "") + " "
       : " no rows match ";
@@ -233,11 +233,13 @@
   // is read from there when it is shown
   function full(r) {
     if (!paged) return Promise.resolve(r);
+    if (!source) return Promise.resolve(null);  // still being read, or the read failed
     return source.slice(r[9], r[9] + r[10]).text().then(JSON.parse);
   }
 
   function showRow(r) {
     full(r).then(function (whole) {
+      if (!whole) return;
       detailBox.textContent = "";
       detailBox.appendChild(el("h3", "Row " + whole[3]));
       rowParts(whole, detailBox);
@@ -300,12 +302,21 @@
   var loading = el("div", null, "loading");
   loading.id = "cb-load";
 
+  var reading = 0;  // the read in progress: a file picked while another is read supersedes it
+
   function index(blob) {
-    var decoder = new TextDecoder(), found = [], pos = 0, carry = new Uint8Array(0);
+    var decoder = new TextDecoder(), found = [], pos = 0, carry = new Uint8Array(0), mine = ++reading;
+    source = null;
+    byKey = new Map();
     loading.textContent = "Reading the rows from " + data.rows_file + "…";
     function add(bytes, at) {
-      var r = JSON.parse(decoder.decode(bytes));
-      if (!Array.isArray(r) || r.length < 9) throw new Error("a line is not one of this report's rows");
+      var text = decoder.decode(bytes);
+      if (!text.trim()) return;
+      var r = JSON.parse(text);
+      if (!Array.isArray(r) || r.length < 9 || typeof r[0] !== "number" || !Array.isArray(r[4]) ||
+          !Array.isArray(r[5]) || !Array.isArray(r[6]) || !Array.isArray(r[7])) {
+        throw new Error("a line is not one of this report's rows");
+      }
       var cells = r.slice(0, 8);
       cells.push(preview(r[8]), at, bytes.length);
       keep(cells);
@@ -313,6 +324,7 @@
     }
     function step() {
       return blob.slice(pos, pos + CHUNK).arrayBuffer().then(function (buffer) {
+        if (mine !== reading) return null;
         var fresh = new Uint8Array(buffer), bytes = fresh, base = pos - carry.length, start = 0, end;
         if (carry.length) {
           bytes = new Uint8Array(carry.length + fresh.length);
@@ -332,6 +344,7 @@
       });
     }
     return step().then(function (all) {
+      if (all === null || mine !== reading) return;
       source = blob;
       rows = all;
       if (fallback) fallback.remove();
@@ -339,6 +352,8 @@
       else pick("The file holds " + all.length + " rows; this report was written with " + data.count + ": is it this report's?");
       refilter();
       document.body.dataset.rows = "loaded";
+    }).catch(function (error) {
+      if (mine === reading) failed(error);
     });
   }
 
@@ -349,13 +364,17 @@
     chooser.id = "cb-file";
     chooser.accept = ".jsonl";
     chooser.addEventListener("change", function () {
-      if (chooser.files.length) index(chooser.files[0]).catch(failed);
+      if (chooser.files.length) index(chooser.files[0]);
     });
     loading.appendChild(chooser);
   }
 
   function failed(error) {
+    reading += 1;
+    source = null;
     rows = [];
+    byKey = new Map();
+    refilter();
     pick("Could not read the rows (" + error.message + ").");
     document.body.dataset.rows = "failed";
   }
@@ -364,7 +383,7 @@
   if (paged) {
     root.insertBefore(loading, controls);
     if (location.protocol === "http:" || location.protocol === "https:") {
-      fetch(data.rows_file).then(function (reply) {
+      fetch(encodeURIComponent(data.rows_file)).then(function (reply) {
         if (!reply.ok) throw new Error(data.rows_file + ": HTTP " + reply.status);
         return reply.blob();
       }).then(index).catch(failed);

@@ -64,13 +64,22 @@ class Writer:
 
     @classmethod
     @contextlib.contextmanager
-    def spool(cls, out: str, encode: Callable[[EvalRow], str] = encode_row) -> Iterator[Writer]:
-        """A writer of the rows (their JSON by default) to a temporary file beside ``out``, removed
-        when the block ends unless :meth:`keep` moved it: what the JSON report copies its rows
-        from, and the rows file of a big run's HTML report."""
+    def spool(
+        cls, out: str, encode: Callable[[EvalRow], str] = encode_row, named: bool = False
+    ) -> Iterator[Writer]:
+        """A writer of the rows (their JSON by default) to a temporary file beside ``out``, gone
+        when the block ends: what the JSON report copies its rows from.  ``named``: a file with a
+        name, which :meth:`keep` can move into place (a big run's HTML rows file); otherwise one
+        without, which not even a killed run leaves behind."""
         import tempfile
 
         directory = os.path.dirname(os.path.realpath(out))
+        if not named:
+            with tempfile.TemporaryFile(
+                "w+", encoding="utf-8", dir=directory, prefix=".cbench-rows."
+            ) as handle:
+                yield cls(handle, encode)
+            return
         handle = tempfile.NamedTemporaryFile(
             "w+", encoding="utf-8", dir=directory, prefix=".cbench-rows.", suffix=".jsonl", delete=False
         )
@@ -91,8 +100,15 @@ class Writer:
         yield cls(_Lines(), encode)
 
     def keep(self, target: str) -> None:
-        """Move a spool's file, rows written, to ``target`` (replacing it), where it stays."""
+        """Move a named spool's file, rows written and synced, to ``target`` (replacing it, with
+        the permissions a report written there gets), where it stays."""
+        from ..files import replacing_mode
+
+        assert self.path is not None, "only a named spool's file can be kept"
         self.handle.flush()
+        os.fsync(self.handle.fileno())
+        self.handle.close()
+        os.chmod(self.path, replacing_mode(target))
         os.replace(self.path, target)
 
     def lines(self) -> Iterator[str]:
