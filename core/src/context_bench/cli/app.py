@@ -16,6 +16,7 @@ from ..plugins import PluginHost, PluginWarning, set_host
 from ..reports import FORMATS
 from ..specs import resolve
 from . import commands, listings
+from .argv import plugin_flags, with_default_command
 from .run_options import add_figure_options, add_run_options
 from .system_flags import add_system_flags
 
@@ -115,39 +116,17 @@ def build_parser(host: PluginHost) -> argparse.ArgumentParser:
     return parser
 
 
-def with_default_command(argv: list[str]) -> list[str]:
-    """``context-bench --proxy URL --dataset X`` means ``context-bench run ...``."""
-    position = 0
-    while position < len(argv) and argv[position] == "-p":
-        position += 2
-    rest = argv[position:]
-    if rest and rest[0].startswith("-") and rest[0] not in ("-h", "--help", "--version"):
-        return argv[:position] + ["run"] + rest
-    return argv
-
-
-def _host_for(argv: list[str]) -> PluginHost:
-    deny = []
-    for flag, value in zip(argv, argv[1:], strict=False):
-        if flag == "-p":
-            if not value.startswith("no:"):
-                raise UsageError(f"-p takes no:NAME (got {value!r})")
-            deny.append(value[3:])
-    return PluginHost(deny=deny)
-
-
 def _one_line(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
     print(message, file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     given = list(sys.argv[1:] if argv is None else argv)
-    argv = with_default_command(given)
     with warnings.catch_warnings():  # plugin warnings as plain lines, for this command only
         warnings.simplefilter("default", PluginWarning)
         warnings.showwarning = _one_line
         try:
-            return _command(argv, given)
+            return _command(given)
         except BrokenPipeError:  # `context-bench plugins | head`: the reader left, nothing is wrong
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
@@ -172,14 +151,18 @@ def _without_prefix(message: str) -> str:
     return message
 
 
-def _command(argv: list[str], given: list[str]) -> int:
+def _host_for(argv: list[str]) -> PluginHost:
+    return PluginHost(deny=plugin_flags(argv)[0])
+
+
+def _command(given: list[str]) -> int:
     """Parse and run; a command reads the command line as given (for its report) as ``args.argv``."""
-    host = _host_for(argv)
+    host = _host_for(given)
     previous = set_host(host)  # for this command only: in-process callers get theirs back
     try:
         host.ensure_loaded()
         parser = build_parser(host)
-        args = parser.parse_args(argv)
+        args = parser.parse_args(with_default_command(plugin_flags(given)[1]))
         if args.command is None:
             parser.print_help()
             return USAGE
