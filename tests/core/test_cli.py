@@ -302,7 +302,7 @@ def test_no_autowire_scores_with_the_named_evaluators_only(capsys, tmp_path):
     code, _, err = run_cli(
         capsys, "score", str(data), "--no-autowire", "--evaluator", "Nope", "--no-progress"
     )
-    assert code == 2 and "no installed plugin registers an evaluator named 'Nope'" in err
+    assert code == 2 and "no loaded plugin registers an evaluator named 'Nope'" in err
     assert len(err.strip().splitlines()) == 1
 
 

@@ -232,7 +232,8 @@ def load(
     found = known.get(name.lower())
     if found is None:
         names = ", ".join(sorted(known)) or "none registered"
-        raise UsageError(f"unknown data set {spec!r}: not a file and not a registered data set ({names})")
+        unknown = f"unknown data set {spec!r}: not a file and not a registered data set ({names})"
+        raise UsageError(host.not_found("data set", name, unknown))
     _, dspec = found
     if kind is not None and dspec.kind != kind:
         command = "context-bench run" if dspec.kind == "rows" else f"context-bench {dspec.kind}"
