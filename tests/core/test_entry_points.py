@@ -148,7 +148,7 @@ def test_wordcount_is_discovered_listed_and_importable(venv):
     plugins = venv.plugins()
     info = plugins["cbench-wordcount"]
     assert info["status"] == "loaded" and info["distribution"] == "cbench-wordcount"
-    assert info["evaluators"][0]["fields"] == ["word_count_ratio"]
+    assert info["evaluators"][0]["fields"] == ["word_count_ratio", "extra_words"]
     assert info["autowire"][0]["datasets"] == ["wordcount"]
     listing = venv.cbench("evaluators").stdout
     assert "WordCountDiff" in listing and "cbench-wordcount" in listing
@@ -156,7 +156,7 @@ def test_wordcount_is_discovered_listed_and_importable(venv):
         "from context_bench.evaluators import WordCountDiff; "
         "print(WordCountDiff().score({'answer': 'a b'}, {'response': 'a'}))"
     )
-    assert venv.run("-c", code).stdout.strip() == "{'word_count_ratio': 0.5}"
+    assert venv.run("-c", code).stdout.strip() == "{'word_count_ratio': 0.5, 'extra_words': 0.0}"
 
 
 def test_wordcount_is_auto_wired_and_passes_its_own_tests(venv, tmp_path):

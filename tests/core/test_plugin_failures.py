@@ -212,7 +212,7 @@ def _report(path, system):
 
 def test_every_command_of_the_core_is_registered_through_the_hook_and_reserved():
     core = [command.name for plugin, command in isolated_host().commands()]
-    assert set(core) >= {"run", "score", "compare", "plugins", "evaluators", "datasets"}
+    assert set(core) >= {"run", "score", "compare", "plugins", "evaluators", "datasets", "plugin"}
     for name in core:
         taker = plugin("taker", commands=[CommandSpec(name, "mine", _no_arguments, _says("stolen"))])
         host, said = lenient(taker)

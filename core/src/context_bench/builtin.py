@@ -93,6 +93,12 @@ _COMMANDS = [
         _CLI + "listings:configure_datasets",
         _CLI + "listings:cmd_datasets",
     ),
+    CommandSpec(
+        "plugin",
+        "for plugin authors: `plugin new NAME` writes a plugin's skeleton",
+        _CLI + "new_plugin:configure",
+        _CLI + "new_plugin:cmd_new",
+    ),
 ]
 
 #: Data sets whose natural evaluator lives in a first-party plugin: used only to print an
