@@ -295,6 +295,11 @@ def test_names_an_installed_plugin_that_failed_to_import_would_offer_say_so(caps
         code == 2
         and err[-1] == f"context-bench: error: no loaded plugin adds a command named 'tox'; {failed}"
     )
+    code, _, err = cli(capsys, "score", responses(tmp_path), "--executor", "spark")
+    assert (
+        code == 2
+        and err[-1] == f"context-bench: error: no executor named 'spark'; installed: local; {failed}"
+    )
 
 
 def test_names_a_disabled_plugin_would_offer_say_so(capsys, installed, tmp_path):

@@ -332,8 +332,10 @@ class PluginHost:
             taken = {_name(x): p.name for p in self.plugins.values() if p.usable for x in getattr(p, field)}
             taken.update({_name(x): plugin for x in admitted})
             owner = taken.get(name)
-            if owner == BUILTIN:  # the core's own commands and executors register first, so any
-                return "is reserved for the core"  # the core adds later is reserved as well
+            # The core registers its commands and executor first: each name it has, now or in any
+            # later release, is refused here.
+            if owner == BUILTIN:
+                return "is reserved for the core"
             if owner is not None:
                 verb = "added" if hook == "cbench_register_commands" else "registered"
                 return f"is already {verb} by {owner}"
@@ -518,7 +520,9 @@ class PluginHost:
                 return spec
         known = ", ".join(spec.name for _, spec in self.executors())
         hint = " (pip install cbench-ray)" if name == "ray" else ""
-        raise UsageError(f"no executor named {name!r}{hint}; installed: {known}")
+        raise UsageError(
+            self.not_found("executor", name, f"no executor named {name!r}{hint}; installed: {known}")
+        )
 
     def datasets(self) -> dict[str, tuple[str, DatasetSpec]]:
         """Data sets by lower-case name; the first plugin to register a name wins."""
@@ -529,8 +533,9 @@ class PluginHost:
         return found
 
     def add_options(self, group: Any) -> None:
-        """Let every loaded plugin add its CLI options to ``group``; a plugin whose hook raises is
-        reported.  The host notes which ``dest`` each plugin added, for :meth:`options_for`."""
+        """Let every loaded plugin add its CLI options to ``group``; a hook that raises loses the
+        options it added (a failure of its plugin, said once).  The host notes which ``dest`` each
+        plugin added, for :meth:`options_for`."""
         self.ensure_loaded()
         dests: dict[str, set[str]] = {}
         for impl in self.pm.hook.cbench_add_options.get_hookimpls():
