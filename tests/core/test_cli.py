@@ -160,6 +160,51 @@ def test_listing_commands(capsys):
     assert statuses.get("cbench-math") == "disabled"
 
 
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["-p", "no:cbench-math", "plugins", "--json"],
+        ["plugins", "-p", "no:cbench-math", "--json"],
+        ["plugins", "--json", "-pno:cbench-math"],
+        ["plugins", "--json", "-p=no:cbench-math"],
+    ],
+)
+def test_p_no_name_is_taken_before_or_after_the_subcommand(capsys, argv):
+    code, out, err = run_cli(capsys, *argv)
+    assert code == 0, err
+    statuses = {p["name"]: p["status"] for p in json.loads(out)}
+    assert statuses["cbench-math"] == "disabled" and statuses["cbench-code"] == "loaded"
+
+
+def test_p_after_run_disables_the_plugin_for_the_run_and_its_run_file(capsys, tmp_path):
+    """gsm8k rows get MathEquivalence from cbench-math; with it disabled, only the core's AnswerQuality."""
+    data = tmp_path / "gsm8k.jsonl"
+    data.write_text(json.dumps({"id": "1", "question": "1+1?", "answer": "2"}) + "\n")
+    config = tmp_path / "run.toml"
+    config.write_text(f'[[datasets]]\npath = "{data}"\n', encoding="utf-8")
+    with FakeServer(lambda body: "2") as server:
+        for argv in (
+            ["run", "--proxy", server.url, "--dataset", str(data), "-p", "no:cbench-math"],
+            ["run", "--config", str(config), "--proxy", server.url, "-p", "no:cbench-math"],
+        ):
+            code, out, err = run_cli(capsys, *argv, "--output", "json", "--no-progress")
+            assert code == 0, err
+            (row,) = json.loads(out)["rows"]
+            assert row["scores"] == ALL_ONE_QA, row
+        code, out, err = run_cli(
+            capsys, "run", "--proxy", server.url, "--dataset", str(data), "--output", "json"
+        )
+        assert code == 0 and json.loads(out)["rows"][0]["scores"]["math_equiv"] == 1.0, err
+
+
+def test_words_after_a_double_dash_are_not_plugin_flags():
+    from context_bench.cli.argv import plugin_flags
+
+    assert plugin_flags(["run", "-p", "no:a", "--", "-p", "x"]) == (["a"], ["run", "--", "-p", "x"])
+    with pytest.raises(UsageError, match="-p takes no:NAME"):
+        plugin_flags(["plugins", "-p"])
+
+
 def test_module_entry_point_and_no_traceback_on_bad_flag():
     completed = subprocess.run(
         [sys.executable, "-m", "context_bench", "run", "--nope"], capture_output=True, text=True, timeout=60
@@ -257,7 +302,7 @@ def test_no_autowire_scores_with_the_named_evaluators_only(capsys, tmp_path):
     code, _, err = run_cli(
         capsys, "score", str(data), "--no-autowire", "--evaluator", "Nope", "--no-progress"
     )
-    assert code == 2 and "no installed plugin registers an evaluator named 'Nope'" in err
+    assert code == 2 and "no loaded plugin registers an evaluator named 'Nope'" in err
     assert len(err.strip().splitlines()) == 1
 
 

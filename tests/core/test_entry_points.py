@@ -111,6 +111,28 @@ def venv(tmp_path_factory) -> Venv:
     )
     env.pip_install(
         _write_plugin(
+            plugins / "d",
+            "cbench-clash",
+            """
+        from context_bench import CommandSpec, hookimpl
+        CBENCH_PLUGIN_API = 1
+
+        def configure(parser, host):
+            pass
+
+        def run(args, host):
+            print("clash says hi")
+            return 0
+
+        @hookimpl
+        def cbench_register_commands(register):
+            register(CommandSpec("compare", "takes the core's compare", configure, run))
+            register(CommandSpec("clash-hi", "says hi", configure, run))
+    """,
+        )
+    )
+    env.pip_install(
+        _write_plugin(
             plugins / "c",
             "cbench-from-the-future",
             """
@@ -126,7 +148,7 @@ def test_wordcount_is_discovered_listed_and_importable(venv):
     plugins = venv.plugins()
     info = plugins["cbench-wordcount"]
     assert info["status"] == "loaded" and info["distribution"] == "cbench-wordcount"
-    assert info["evaluators"][0]["fields"] == ["word_count_ratio"]
+    assert info["evaluators"][0]["fields"] == ["word_count_ratio", "extra_words"]
     assert info["autowire"][0]["datasets"] == ["wordcount"]
     listing = venv.cbench("evaluators").stdout
     assert "WordCountDiff" in listing and "cbench-wordcount" in listing
@@ -134,7 +156,7 @@ def test_wordcount_is_discovered_listed_and_importable(venv):
         "from context_bench.evaluators import WordCountDiff; "
         "print(WordCountDiff().score({'answer': 'a b'}, {'response': 'a'}))"
     )
-    assert venv.run("-c", code).stdout.strip() == "{'word_count_ratio': 0.5}"
+    assert venv.run("-c", code).stdout.strip() == "{'word_count_ratio': 0.5, 'extra_words': 0.0}"
 
 
 def test_wordcount_is_auto_wired_and_passes_its_own_tests(venv, tmp_path):
@@ -162,6 +184,34 @@ def test_broken_plugins_are_isolated_with_status_and_reason(venv):
     warning_lines = [line for line in completed.stderr.splitlines() if "cbench-broken-import" in line]
     assert len(warning_lines) == 1 and "0.0.1" in warning_lines[0]
     assert plugins["cbench-wordcount"]["status"] == "loaded"
+
+
+def test_a_failed_plugin_asked_for_by_name_says_so(venv, tmp_path):
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"id": "1", "answer": "a", "response": "a"}) + "\n")
+    completed = venv.cbench("score", str(rows), "--evaluator", "Frobnicate", check=False)
+    last = completed.stderr.splitlines()[-1]
+    assert completed.returncode == 2 and last.startswith(
+        "context-bench: error: no loaded plugin registers an evaluator named 'Frobnicate'"
+    )
+    assert (
+        "; plugin cbench-broken-import is installed but failed: import failed: "
+        "ImportError: no such thing: frobnicate; "
+        "plugin cbench-broken-register is installed but failed: "
+        "cbench_register_evaluators raised RuntimeError: registration exploded"
+    ) in last
+
+
+def test_a_command_clashing_with_the_core_breaks_no_command(venv):
+    completed = venv.cbench("compare", "--help")
+    assert completed.stdout.startswith("usage: context-bench compare")
+    assert "Compare saved JSON results" in completed.stdout and "clash says hi" not in completed.stdout
+    clash = [line for line in completed.stderr.splitlines() if "cbench-clash" in line]
+    assert clash == [
+        "context-bench: plugin cbench-clash 0.0.1 partial: command 'compare' is reserved for the core"
+    ]
+    assert venv.cbench("clash-hi").stdout == "clash says hi\n"
+    assert venv.plugins()["cbench-clash"]["commands"] == [{"name": "clash-hi", "help": "says hi"}]
 
 
 def test_strict_mode_turns_a_broken_plugin_into_an_error(venv):
@@ -215,10 +265,14 @@ def test_a_plugin_adds_a_command_through_its_entry_point(tmp_path):
     )
     assert env.cbench("hello", "--who", "plugins").stdout == "hello plugins\n"
     assert env.plugins()["cbench-hello"]["commands"] == [{"name": "hello", "help": "say hello"}]
-    gone = env.cbench("-p", "no:cbench-hello", "hello", check=False)
-    assert gone.returncode == 2 and "invalid choice: 'hello'" in gone.stderr
+    gone = env.cbench("hello", "-p", "no:cbench-hello", check=False)
+    assert gone.returncode == 2 and gone.stderr == (
+        "context-bench: error: no loaded plugin adds a command named 'hello'; "
+        "plugin cbench-hello is disabled by -p no:cbench-hello\n"
+    )
     # the core alone has no memory command: it comes with cbench-memory, like any plugin's
     alone = env.cbench("memory", "--help", check=False, env={"CBENCH_PLUGINS": "cbench-hello"})
-    assert alone.returncode == 2 and "invalid choice: 'memory'" in alone.stderr
+    assert alone.returncode == 2 and "no loaded plugin adds a command named 'memory'" in alone.stderr
+    assert "plugin cbench-memory is disabled: not in CBENCH_PLUGINS" in alone.stderr
     listed = env.cbench("plugins", env={"CBENCH_PLUGINS": "cbench-hello"}).stdout
     assert "command memory" not in listed and "data set locomo" not in listed

@@ -76,9 +76,19 @@ def test_an_executor_name_already_taken_fails_the_plugin_that_takes_it_second():
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         host.register(executor_plugin("cbench-twin", executor="local"), name="cbench-twin")
+        host.register(executor_plugin("cbench-first"), name="cbench-first")
+        host.register(executor_plugin("cbench-second"), name="cbench-second")
     assert host.plugins["cbench-twin"].status == "failed"
-    assert any("executor 'local' is already registered by context-bench" in str(w.message) for w in caught)
+    assert host.plugins["cbench-second"].status == "failed"
+    assert [str(w.message) for w in caught] == [
+        "context-bench: plugin cbench-twin failed: executor 'local' is reserved for the core",
+        "context-bench: plugin cbench-second failed: executor 'inline' is already registered by cbench-first",
+    ]
     assert all(issubclass(w.category, PluginWarning) for w in caught)
+    assert [(p, s.name) for p, s in host.executors()] == [
+        ("context-bench", "local"),
+        ("cbench-first", "inline"),
+    ]
 
 
 def test_an_unknown_executor_is_a_usage_error_naming_the_installed_ones():

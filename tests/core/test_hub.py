@@ -170,6 +170,39 @@ def test_a_loader_without_configs_refuses_them(monkeypatch):
         load("plain:x", host=host)
 
 
+def test_a_loader_taking_kwargs_is_given_no_config_or_split_it_does_not_name(capsys):
+    """`toxic-chat:foo --split test` loaded the whole set when its loader took only **kwargs."""
+    from context_bench.hookspecs import hookimpl
+    from context_bench.specs import DatasetSpec
+
+    def everything(**kwargs):
+        return [{"id": "1", "question": "q", "answer": "a"}]
+
+    def by_split(split=None, **kwargs):
+        return [{"id": split or "test", "question": "q", "answer": "a"}]
+
+    class Plugin:
+        CBENCH_PLUGIN_API = 1
+
+        @staticmethod
+        @hookimpl
+        def cbench_register_datasets(register):
+            register(DatasetSpec("toxic-chat", everything))
+            register(DatasetSpec("splits", by_split))
+
+    host = isolated_host(Plugin)
+    run = ["run", "--proxy", "http://127.0.0.1:9", "--dataset"]
+    assert main([*run, "toxic-chat:foo"], host=host) == 2
+    assert main([*run, "toxic-chat", "--split", "test"], host=host) == 2
+    assert main([*run, "splits:foo"], host=host) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "context-bench: error: toxic-chat has no configs to choose (toxic-chat:CONFIG given)",
+        "context-bench: error: toxic-chat has no splits to choose (--split given)",
+        "context-bench: error: splits has no configs to choose (splits:CONFIG given)",
+    ]
+    assert [r["id"] for r in load("splits", split="dev", host=host).rows] == ["dev"]
+
+
 def test_load_rows_reads_any_source_from_the_mirror(hub):
     rows = list(load_rows(HubSource("allenai/winogrande", config="winogrande_xl", split="validation")))
     assert rows[0]["option1"] == "Sarah"

@@ -260,12 +260,13 @@ def test_a_command_name_is_taken_once():
     from context_bench import CommandSpec
 
     noop = CommandSpec("hello", "say hello", lambda parser, host: None, lambda args, host: 0)
-    with pytest.raises(PluginError, match="reserved for the core"):
-        isolated_host(_command_plugin("taker", CommandSpec("run", "no", noop.configure, noop.run)))
-    with pytest.raises(PluginError, match="already added by first"):
+    for core in ("run", "compare", "plugins"):
+        with pytest.raises(PluginError, match=f"command '{core}' is reserved for the core"):
+            isolated_host(_command_plugin("taker", CommandSpec(core, "no", noop.configure, noop.run)))
+    with pytest.raises(PluginError, match="command 'hello' is already added by first"):
         isolated_host(_command_plugin("first", noop), _command_plugin("second", noop))
     host = isolated_host(_command_plugin("first", noop))
-    assert [(plugin, c.name) for plugin, c in host.commands()] == [("first", "hello")]
+    assert [(plugin, c.name) for plugin, c in host.commands()][-1] == ("first", "hello")
     assert host.plugins["first"].to_dict()["commands"] == [{"name": "hello", "help": "say hello"}]
 
 

@@ -28,11 +28,11 @@ from __future__ import annotations
 import ast
 import contextlib
 import importlib
+import importlib.util
 import inspect
 import io
 import json
 import re
-import shlex
 import sys
 import tokenize
 import types
@@ -49,65 +49,24 @@ import context_bench
 from context_bench.systems import OpenAIProxy
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCS = ["README.md", *sorted(str(p.relative_to(ROOT)) for p in (ROOT / "docs").glob("*.md"))]
-#: Endpoint URLs in examples: a local relay or proxy, or OpenAI itself.
-URL = re.compile(r"https?://(?:localhost|127\.0\.0\.1|api\.openai\.com)(?::\d+)?")
-#: A block that is a file of its own: its first line names it.
-FILE_NAME = re.compile(r"^# ((?:[\w.-]+/)*[\w.-]+\.(?:py|toml))\n")
-TEST_KEY = "sk-test-docs-0123456789abcdef"
 
 
 # -- the docs' blocks -----------------------------------------------------------------------------
 
-
-@dataclass(frozen=True)
-class Block:
-    doc: str
-    lang: str
-    number: int  # 1-based, among the blocks of its language in its document
-    line: int  # the line of its opening fence
-    text: str
-
-    @property
-    def file(self) -> str | None:
-        match = FILE_NAME.match(self.text)
-        return match.group(1) if match else None
-
-
-def blocks(doc: str) -> list[Block]:
-    found: list[Block] = []
-    lines = (ROOT / doc).read_text(encoding="utf-8").splitlines(keepends=True)
-    index = 0
-    while index < len(lines):
-        opening = re.match(r"(`{3,}|~{3,})([\w-]*)", lines[index])
-        if not opening:
-            index += 1
-            continue
-        fence, lang = opening.groups()
-        end = index + 1
-        while end < len(lines) and not lines[end].startswith(fence):
-            end += 1
-        number = 1 + sum(block.lang == lang for block in found)
-        found.append(Block(doc, lang, number, index + 1, "".join(lines[index + 1 : end])))
-        index = end + 1
-    return found
+if "cbench_doc_blocks" not in sys.modules:  # a helper module by its path (tests/ is not a package)
+    _spec = importlib.util.spec_from_file_location(
+        "cbench_doc_blocks", Path(__file__).with_name("doc_blocks.py")
+    )
+    sys.modules["cbench_doc_blocks"] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(sys.modules["cbench_doc_blocks"])
+doc_blocks = sys.modules["cbench_doc_blocks"]
+Block, blocks, DOCS = doc_blocks.Block, doc_blocks.blocks, doc_blocks.DOCS
+with_endpoint, write_files = doc_blocks.with_endpoint, doc_blocks.write_files
+Command, commands, TEST_KEY = doc_blocks.Command, doc_blocks.commands, doc_blocks.TEST_KEY
 
 
 def python_blocks() -> list[Block]:
     return [block for doc in DOCS for block in blocks(doc) if block.lang == "python"]
-
-
-def with_endpoint(text: str, url: str) -> str:
-    return URL.sub(url, text)
-
-
-def write_files(doc: str, where: Path, url: str) -> None:
-    """The blocks of ``doc`` that are files, saved where the prose asks the reader to save them."""
-    for block in blocks(doc):
-        if block.file:
-            path = where / block.file
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(with_endpoint(block.text, url), encoding="utf-8")
 
 
 def write_inputs(names: list[str], where: Path, input_files: dict[str, tuple[str, str]]) -> None:
@@ -383,9 +342,17 @@ def _check_plugin_file(ctx: Context) -> None:
 
     plugin = types.ModuleType("cbench_wordcount.plugin")
     plugin.__dict__.update(ctx.ran.namespace)
-    info = check_plugin(plugin)  # the factory string resolves to the evaluator file beside it
-    assert [(e.name, list(e.fields)) for e in info.evaluators] == [("WordCountDiff", ["word_count_ratio"])]
+    info = check_plugin(plugin)  # the lazy strings resolve to the files beside it
+    fields = ["word_count_ratio", "extra_words"]
+    assert [(e.name, list(e.fields)) for e in info.evaluators] == [("WordCountDiff", fields)]
     assert [r.evaluator for r in info.rules] == ["WordCountDiff"]
+    assert [d.name for d in info.datasets] == ["wordcount"]
+
+
+def _check_data_set_file(ctx: Context) -> None:
+    """The loader reads the data file the doc ships beside it, as installed."""
+    rows = ctx.ran.namespace["load_wordcount"]()
+    assert [row["id"] for row in rows] == ["cat", "paris", "biscuit"]
 
 
 def _check_evaluator_file(ctx: Context) -> None:
@@ -417,8 +384,8 @@ def _check_command(ctx: Context) -> None:
 
 
 def _check_plugin_tests(ctx: Context) -> None:
-    ctx.ran.namespace["test_registers"]()
-    ctx.ran.namespace["test_scores"]()
+    for name in ("test_registers", "test_scores", "test_the_shipped_data_set_is_scored_by_name"):
+        ctx.ran.namespace[name]()
 
 
 def _qa_rows(ctx: Context) -> list[dict]:
@@ -516,6 +483,18 @@ EXAMPLES = [
     Example("docs/plugins.md", "# src/cbench_wordcount/evaluator.py", check=_check_evaluator_file),
     Example(
         "docs/plugins.md",
+        "# src/cbench_wordcount/dataset.py",
+        path=("src", "the documented package's source folder, as `pip install -e .` would add it"),
+        check=_check_data_set_file,
+    ),
+    Example(
+        "docs/plugins.md",
+        "# tests/test_wordcount.py",
+        path=("src", "the documented package's source folder, as `pip install -e .` would add it"),
+        check=_check_plugin_tests,
+    ),
+    Example(
+        "docs/plugins.md",
         "class Evaluator(Protocol):",
         check=_check_protocol,
     ),
@@ -535,21 +514,6 @@ EXAMPLES = [
             "rows": (_qa_rows, "the rows of the command's --dataset"),
         },
         check=_check_command,
-    ),
-    Example(
-        "docs/plugins.md",
-        "from context_bench.testing import check_evaluator, check_plugin",
-        path=(
-            str(ROOT / "examples" / "cbench-wordcount" / "src"),
-            "the plugin under test installed: examples/cbench-wordcount, the complete one the doc points to",
-        ),
-        stubs={
-            "WordCountDiff": (
-                lambda ctx: importlib.import_module("cbench_wordcount.evaluator").WordCountDiff,
-                "the test module's import of the plugin's evaluator",
-            )
-        },
-        check=_check_plugin_tests,
     ),
 ]
 
@@ -606,50 +570,6 @@ def test_python_example_runs(block, endpoint, workdir, input_files, monkeypatch)
 
 
 # -- the command lines ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Command:
-    block: Block
-    line: int
-    argv: tuple[str, ...]
-    env: tuple[tuple[str, str], ...]  # what `export` lines of its block set before it
-
-
-def commands() -> list[Command]:
-    found = []
-    for doc in DOCS:
-        for block in blocks(doc):
-            if block.lang not in ("sh", "console"):
-                continue
-            env: list[tuple[str, str]] = []
-            offset = 0
-            for line in block.text.replace("\\\n", " \x00").splitlines():
-                number = block.line + 1 + offset
-                offset += 1 + line.count("\x00")
-                line = line.replace("\x00", "").removeprefix("$ ")
-                words = shlex.split(line, comments=True)
-                if words[:1] == ["export"]:
-                    env += [(w.split("=", 1)[0], TEST_KEY) for w in words[1:]]
-                for part in " ".join(shlex.quote(w) for w in words).split(" '&&' "):
-                    argv = shlex.split(part)
-                    if argv[:1] != ["context-bench"]:
-                        continue
-                    for reading in _readings(argv[1:]):
-                        found.append(Command(block, number, tuple(reading), tuple(env)))
-    return found
-
-
-def _readings(argv: list[str]) -> list[list[str]]:
-    """``[--json]`` is optional: the command without it and with it."""
-    for index, word in enumerate(argv):
-        if word.startswith("[") and word.endswith("]"):
-            return [
-                reading
-                for rest in _readings(argv[index + 1 :])
-                for reading in (argv[:index] + rest, argv[:index] + [word[1:-1]] + rest)
-            ]
-    return [argv]
 
 
 @dataclass
@@ -821,7 +741,9 @@ OTHER_BLOCKS = {
     ("docs/memory.md", "json"): "the conversation layout: test_the_conversation_layout_runs",
     ("docs/ci.md", "yaml"): "the GitHub Actions job: tests/docs/test_ci_doc.py runs its context-bench step",
     ("docs/ci.md", "toml"): "the run file: saved as its first line names it, for the commands that read it",
-    ("docs/plugins.md", "toml"): "the plugin's pyproject.toml: test_the_plugin_entry_point_names_its_module",
+    ("docs/plugins.md", "toml"): "the plugin's pyproject.toml: test_plugin_doc.py builds the plugin with it",
+    ("docs/plugins.md", "jsonl"): "the plugin's data file: test_plugin_doc.py builds it into the wheel",
+    ("docs/plugins.md", "text"): "building and trying the plugin: test_plugin_doc.py runs each line",
     ("docs/pytest.md", ""): "assert_scores's message: test_pytest_plugin.py runs the example",
     ("docs/reports.md", "toml"): "the prices file: write_files saves it for `score --prices prices.toml`",
 }
@@ -845,12 +767,3 @@ def test_the_conversation_layout_runs(endpoint, workdir, capsys):
     out = capsys.readouterr().out
     (cells,) = scores_table(out).values()
     assert {k: cells.get(k) for k in RIGHT} == RIGHT and cells["rows"] == "1", out
-
-
-def test_the_plugin_entry_point_names_its_module():
-    """plugins.md's pyproject.toml names the module its plugin.py block is."""
-    tomllib = pytest.importorskip("tomllib", reason="tomllib is in the standard library from Python 3.11")
-    (pyproject,) = [b for b in blocks("docs/plugins.md") if b.lang == "toml"]
-    entry_points = tomllib.loads(pyproject.text)["project"]["entry-points"]["context_bench.plugins"]
-    files = {b.file for b in blocks("docs/plugins.md") if b.file}
-    assert {f"src/{module.replace('.', '/')}.py" for module in entry_points.values()} <= files

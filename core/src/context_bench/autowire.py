@@ -164,9 +164,14 @@ class Wirer:
             return None
 
     def _hint(self, evaluator: str, where: Iterable[str]) -> None:
+        failed = self.host.failed_registration("evaluator", evaluator)
         dist = KNOWN_PROVIDERS.get(evaluator)
         install = f"install {dist}" if dist else f"install the plugin that provides {evaluator}"
-        hint = f"{install} to score {', '.join(where)} with {evaluator}"
+        hint = (
+            f"{failed} ({', '.join(where)} is not scored with it)"
+            if failed
+            else f"{install} to score {', '.join(where)} with {evaluator}"
+        )
         if hint not in self.hints:
             self.hints.append(hint)
 
@@ -195,19 +200,19 @@ class Wirer:
                 by_name.append(evaluator)
         return Wiring(by_name=by_name, by_fields=by_fields)
 
-    def describe(self, datasets: Mapping[str, Iterable[Any]]) -> str:
-        """One line: the evaluators each data set gets (as :meth:`wire` builds them, so a setup
-        mistake raises first) and why: its name, every data set, ``--evaluator``, or the fields
-        of at least one of its rows.  Rows with a ``dataset`` field count there."""
-        if self._explicit is not None:
-            named = ", ".join(self._label(e) for e in self._explicit) or "none"
-            return f"evaluators (named with --evaluator): {named}"
+    def choices(self, datasets: Mapping[str, Iterable[Any]]) -> dict[str, dict[str, str]]:
+        """The evaluators each data set gets (as :meth:`wire` builds them, so a setup mistake raises
+        first), each with why: its name, every data set, ``--evaluator``, or the fields of at least
+        one of its rows.  Rows with a ``dataset`` field count there."""
         shapes: dict[str, set[frozenset[str]]] = {}
         for name, rows in datasets.items():
             for row in rows:
                 if isinstance(row, Mapping):
                     shapes.setdefault(str(row.get("dataset") or name), set()).add(frozenset(row))
-        parts = []
+        if self._explicit is not None:
+            named = dict.fromkeys(map(self._label, self._explicit), "--evaluator")
+            return {dataset: dict(named) for dataset in shapes}
+        found = {}
         for dataset, keys in shapes.items():
             wiring, name = self.wire(dataset), rule_name(dataset, self.host)
             chosen: dict[str, str] = {}
@@ -222,8 +227,18 @@ class Wirer:
                 if any(_carries(shape, needs) for shape in keys):
                     fields = "+".join("|".join(sorted(one_of)) for one_of in needs)
                     chosen.setdefault(self._label(evaluator), f"fields {fields}")
-            listed = ", ".join(f"{label} ({why})" for label, why in chosen.items())
-            parts.append(f"{dataset}: {listed or 'none'}")
+            found[dataset] = chosen
+        return found
+
+    def describe(self, choices: Mapping[str, Mapping[str, str]]) -> str:
+        """One line: the evaluators of each data set and why (:meth:`choices`)."""
+        if self._explicit is not None:
+            named = ", ".join(self._label(e) for e in self._explicit) or "none"
+            return f"evaluators (named with --evaluator): {named}"
+        parts = [
+            f"{dataset}: {', '.join(f'{label} ({why})' for label, why in chosen.items()) or 'none'}"
+            for dataset, chosen in choices.items()
+        ]
         return f"evaluators: {'; '.join(parts)}"
 
     def _label(self, evaluator: Any) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .hookspecs import hookimpl
-from .specs import AutowireRule, DatasetSpec, EvaluatorSpec, ExecutorSpec
+from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, ExecutorSpec
 
 CBENCH_PLUGIN_API = 1
 
@@ -54,6 +54,53 @@ _RULES = [
     ),
 ]
 
+_CLI = "context_bench.cli."
+#: The core's commands, registered first: a plugin command of any of these names is refused.
+_COMMANDS = [
+    CommandSpec(
+        "run",
+        "run systems (OpenAI-compatible endpoints) over data sets and score them",
+        _CLI + "commands:configure_run",
+        _CLI + "commands:cmd_run",
+    ),
+    CommandSpec(
+        "score",
+        "score responses already in a file (default: the bundled sample)",
+        _CLI + "commands:configure_score",
+        _CLI + "commands:cmd_score",
+    ),
+    CommandSpec(
+        "compare",
+        "compare saved JSON results (of run, score or memory) on the rows they share",
+        _CLI + "commands:configure_compare",
+        _CLI + "commands:cmd_compare",
+    ),
+    CommandSpec(
+        "plugins",
+        "list discovered plugins",
+        _CLI + "listings:configure_listing",
+        _CLI + "listings:cmd_plugins",
+    ),
+    CommandSpec(
+        "evaluators",
+        "list available evaluators",
+        _CLI + "listings:configure_listing",
+        _CLI + "listings:cmd_evaluators",
+    ),
+    CommandSpec(
+        "datasets",
+        "list registered data sets",
+        _CLI + "listings:configure_datasets",
+        _CLI + "listings:cmd_datasets",
+    ),
+    CommandSpec(
+        "plugin",
+        "for plugin authors: `plugin new NAME` writes a plugin's skeleton",
+        _CLI + "new_plugin:configure",
+        _CLI + "new_plugin:cmd_new",
+    ),
+]
+
 #: Data sets whose natural evaluator lives in a first-party plugin: used only to print an
 #: "install X" hint when that plugin is absent (the plugin registers the real rules itself).
 PLUGIN_DATASETS = {
@@ -90,6 +137,12 @@ def cbench_register_datasets(register: Callable[[DatasetSpec], None]) -> None:
     from .catalog import SPECS  # specs only: registering imports no loader and not ``datasets``
 
     for spec in SPECS:
+        register(spec)
+
+
+@hookimpl
+def cbench_register_commands(register: Callable[[CommandSpec], None]) -> None:
+    for spec in _COMMANDS:
         register(spec)
 
 

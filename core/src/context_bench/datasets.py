@@ -232,7 +232,8 @@ def load(
     found = known.get(name.lower())
     if found is None:
         names = ", ".join(sorted(known)) or "none registered"
-        raise UsageError(f"unknown data set {spec!r}: not a file and not a registered data set ({names})")
+        unknown = f"unknown data set {spec!r}: not a file and not a registered data set ({names})"
+        raise UsageError(host.not_found("data set", name, unknown))
     _, dspec = found
     if kind is not None and dspec.kind != kind:
         command = "context-bench run" if dspec.kind == "rows" else f"context-bench {dspec.kind}"
@@ -259,12 +260,16 @@ def load(
 
 
 def _takes(function: Any, keyword: str) -> bool:
-    """Whether ``function`` accepts the keyword argument ``keyword``."""
+    """Whether ``function`` names the keyword argument ``keyword``.  A ``**kwargs`` does not count:
+    a loader that would drop a config silently would load everything for ``NAME:typo``."""
     try:
-        parameters = inspect.signature(function).parameters.values()
-    except (TypeError, ValueError):
+        parameter = inspect.signature(function).parameters.get(keyword)
+    except (TypeError, ValueError):  # a callable without a signature: it is its own to refuse
         return True
-    return any(p.name == keyword or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
+    return parameter is not None and parameter.kind in (
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+        inspect.Parameter.KEYWORD_ONLY,
+    )
 
 
 def _take(rows: Iterable[Any], limit: int | None) -> list[Any]:

@@ -13,10 +13,12 @@ It declares ``CBENCH_PLUGIN_API = 1`` and implements any of the hooks below, eac
         register(EvaluatorSpec("WordCountDiff", "cbench_wordcount.evaluator:WordCountDiff",
                                fields=["word_count_ratio"], description="..."))
 
-Hooks are called once per process, when the host first needs what they register.  Keep the plugin
-module light: name heavy classes by lazy ``"module:attr"`` references so that listing and
-auto-wiring import nothing heavy.  An exception raised by a hook marks the whole plugin as failed
-(one warning line; everything else keeps working) and nothing it registered is kept.
+The registering hooks are all called once per process, at discovery (the first time anything asks
+the host); ``cbench_add_options`` when a parser with the run flags is built.  Keep the plugin module
+light: name heavy classes by lazy ``"module:attr"`` references so that listing and auto-wiring
+import nothing heavy.  A hook that raises loses only what it registers (its records, or the options
+it added), and a record refused (a name already taken) only itself: one warning line each, the
+plugin ``partial`` while anything of it is left, everything else working.
 """
 
 from __future__ import annotations
@@ -71,9 +73,11 @@ def cbench_register_autowire(register: Callable[[AutowireRule], None]) -> None:
 
 @hookspec
 def cbench_register_datasets(register: Callable[[DatasetSpec], None]) -> None:
-    """Register named data sets: ``register(DatasetSpec(name, loader, description, kind))``.
+    """Register named data sets: ``register(DatasetSpec(name, loader, description, kind, ...))``.
 
-    Loaders run only when a run asks for that data set, never at registration.
+    Loaders run only when a run asks for that data set, never at registration.  A loader gets
+    ``config`` (``--dataset NAME:CONFIG``) and ``split`` (``--split``) only when they are given and
+    only if it names them as parameters; otherwise giving one is refused (``**kwargs`` does not count).
     """
 
 
@@ -84,9 +88,9 @@ def cbench_register_commands(register: Callable[[CommandSpec], None]) -> None:
     ``configure(parser, host)`` adds the command's arguments; to offer the shared run flags
     (evaluators, ``-n``, concurrency, cache, output, the plugins' options) it calls
     ``context_bench.cli.add_run_options(parser, host)`` and, in ``run(args, host)``, reads them back
-    as a typed ``context_bench.cli.RunOptions.from_args(args)``, runs, and returns
-    ``context_bench.cli.emit(result, options)``.  A command name already taken (by the core or an
-    earlier plugin) fails the plugin that registers it.
+    as a typed ``context_bench.cli.RunOptions.from_args(args, host)``, runs, and returns
+    ``context_bench.cli.emit(result, options)``.  A command name already taken (by the core, whose
+    commands register first, or an earlier plugin) is refused: that command alone, in one line.
     """
 
 
@@ -96,7 +100,7 @@ def cbench_register_executors(register: Callable[[ExecutorSpec], None]) -> None:
     factory, description, options))``; ``--executor NAME`` picks one (the core's is ``local``).
 
     ``options`` names the flags (added through ``cbench_add_options``) the executor's factory takes.
-    A name already taken (by the core or an earlier plugin) fails the plugin that registers it.
+    A name already taken (by the core or an earlier plugin) is refused: that executor alone.
     """
 
 

@@ -1,8 +1,11 @@
 """The plugin host: discovers plugins through entry points and keeps what they register.
 
 Discovery is the only place that touches installed distributions.  Every plugin is loaded in
-isolation: an import error, a registration error or an incompatible API version marks that plugin
-alone (one warning line naming it, its version and the error) and everything else keeps working.
+isolation: an import error or an incompatible API version marks that plugin alone, and within a
+plugin every registering hook runs at discovery on its own: one that raises loses only what it
+registers, and a record refused (a name already taken) only itself.  Each failure is one warning
+line naming the plugin, its version and the error; everything else keeps working, and a name the
+user asks for that a failed or disabled plugin might have offered says so.
 """
 
 from __future__ import annotations
@@ -39,31 +42,49 @@ KNOWN_PROVIDERS = {
     "IFEvalChecker": "cbench-ifeval",
 }
 
-#: Each registering hook and the record it takes.
+#: Each registering hook: the record it takes, the PluginInfo field that keeps them, what one is called.
 _HOOKS = {
-    "cbench_register_evaluators": EvaluatorSpec,
-    "cbench_register_autowire": AutowireRule,
-    "cbench_register_datasets": DatasetSpec,
-    "cbench_register_commands": CommandSpec,
-    "cbench_register_executors": ExecutorSpec,
+    "cbench_register_evaluators": (EvaluatorSpec, "evaluators", "evaluator"),
+    "cbench_register_autowire": (AutowireRule, "rules", "auto-wire rule"),
+    "cbench_register_datasets": (DatasetSpec, "datasets", "data set"),
+    "cbench_register_commands": (CommandSpec, "commands", "command"),
+    "cbench_register_executors": (ExecutorSpec, "executors", "executor"),
 }
-
-#: The core's own subcommands: no plugin command may take these names.
-CORE_COMMANDS = ("run", "score", "plugins", "evaluators", "datasets")
+#: The hook that registers each kind of name a user asks for.
+_KIND_HOOKS = {kind: hook for hook, (_, _, kind) in _HOOKS.items()}
 
 
 class PluginWarning(UserWarning):
     """A plugin was skipped; the message names it, its version and why."""
 
 
+@attrs.frozen
+class Failure:
+    """A part of a plugin that did not load: a hook that raised (``raised``; what it registered
+    before it raised, ``names``, is dropped with it) or one record refused (its name, ``names``)."""
+
+    hook: str
+    reason: str
+    names: tuple[str, ...] = ()
+    raised: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"hook": self.hook, "reason": self.reason, "names": list(self.names), "raised": self.raised}
+
+
 @attrs.define
 class PluginInfo:
-    """What the host knows about one plugin (one row of ``context-bench plugins``)."""
+    """What the host knows about one plugin (one row of ``context-bench plugins``).
+
+    ``status`` is ``loaded``, ``partial`` (some of its hooks or records failed: ``failures``; the
+    rest works), ``failed`` (nothing of it loaded), ``disabled`` or ``incompatible``; ``reason``
+    says why in one line.
+    """
 
     name: str
     distribution: str | None = None
     version: str | None = None
-    status: str = "loaded"  # loaded | failed | disabled | incompatible
+    status: str = "loaded"
     reason: str = ""
     evaluators: list[EvaluatorSpec] = attrs.Factory(list)
     rules: list[AutowireRule] = attrs.Factory(list)
@@ -71,6 +92,20 @@ class PluginInfo:
     commands: list[CommandSpec] = attrs.Factory(list)
     executors: list[ExecutorSpec] = attrs.Factory(list)
     info: dict[str, str] = attrs.Factory(dict)
+    failures: list[Failure] = attrs.Factory(list)
+
+    @property
+    def usable(self) -> bool:
+        """Whether what it registered is in use (``loaded`` or ``partial``)."""
+        return self.status in ("loaded", "partial")
+
+    def settle(self) -> None:
+        """The status and reason its failures make: partial while anything of it is left."""
+        if not self.failures:
+            return
+        left = any(getattr(self, field) for _, field, _ in _HOOKS.values())
+        self.status = "partial" if left else "failed"
+        self.reason = "; ".join(failure.reason for failure in self.failures)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +114,7 @@ class PluginInfo:
             "version": self.version,
             "status": self.status,
             "reason": self.reason,
+            "failures": [failure.to_dict() for failure in self.failures],
             "evaluators": [
                 {"name": e.name, "fields": list(e.fields), "description": e.description}
                 for e in self.evaluators
@@ -137,6 +173,7 @@ class PluginHost:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.autoload = not _env_flag("CBENCH_DISABLE_PLUGIN_AUTOLOAD") if autoload is None else autoload
+        self._allowed_by = "CBENCH_PLUGINS" if allow is None else "the allowed plugins"
         allow = _env_list("CBENCH_PLUGINS") if allow is None else list(allow)
         self.allow = None if allow is None else set(allow)
         self.deny = set(deny)
@@ -172,11 +209,15 @@ class PluginHost:
                 distribution=dist.metadata["Name"] if dist is not None else None,
                 version=dist.version if dist is not None else None,
             )
-            if ep.name in self.plugins:
+            if ep.name in self.plugins:  # kept beside the first, which stays as it loaded
                 self._fail(info, "failed", f"another plugin is already registered as {ep.name!r}")
                 continue
-            if ep.name in self.deny or (self.allow is not None and ep.name not in self.allow):
-                info.status, info.reason = "disabled", "disabled by the allow/deny list"
+            if ep.name in self.deny:
+                info.status, info.reason = "disabled", f"disabled by -p no:{ep.name}"
+                self.plugins[ep.name] = info
+                continue
+            if self.allow is not None and ep.name not in self.allow:
+                info.status, info.reason = "disabled", f"disabled: not in {self._allowed_by}"
                 self.plugins[ep.name] = info
                 continue
             try:
@@ -230,26 +271,28 @@ class PluginHost:
             return
         try:
             self.pm.register(plugin, name=info.name)
-            collected = {hook: self._call(hook, plugin) for hook in _HOOKS}
-            self._check_commands(collected["cbench_register_commands"])
-            self._check_executors(collected["cbench_register_executors"])
-            info.info = self._plugin_info(plugin)
-        except Exception as exc:  # noqa: BLE001
-            if self.pm.is_registered(plugin):
-                self.pm.unregister(plugin)
+        except Exception as exc:  # noqa: BLE001 - pluggy refuses a malformed hook implementation
             self._fail(info, "failed", f"registration failed: {type(exc).__name__}: {exc}")
             return
-        info.evaluators = collected["cbench_register_evaluators"]
-        info.rules = collected["cbench_register_autowire"]
-        info.datasets = collected["cbench_register_datasets"]
-        info.commands = collected["cbench_register_commands"]
-        info.executors = collected["cbench_register_executors"]
+        for hook, (_, field, _) in _HOOKS.items():
+            setattr(info, field, self._collect(hook, plugin, info))
+        info.info = self._plugin_info(plugin)
+        info.settle()
+        if not info.usable:  # nothing of it is left: its other hooks are not called either
+            self.pm.unregister(plugin)
+        self.plugins[info.name] = info
         for spec in info.evaluators:
             self._evaluators.setdefault(spec.name, []).append((info.name, spec))
-        self.plugins[info.name] = info
+        for failure in info.failures:
+            self._warn(info, failure.reason)
 
-    def _call(self, hook: str, plugin: Any) -> list[Any]:
-        kind = _HOOKS[hook]
+    def _collect(self, hook: str, plugin: Any, info: PluginInfo) -> list[Any]:
+        """What ``plugin``'s implementation of ``hook`` registers, less what is refused.
+
+        The host calls each plugin's implementation itself, rather than through ``pm.hook``, so that
+        one that raises costs only what it registers (noted in ``info.failures``).
+        """
+        kind = _HOOKS[hook][0]
         items: list[Any] = []
 
         def register(item: Any) -> None:
@@ -257,38 +300,46 @@ class PluginHost:
                 raise TypeError(f"{hook} registered {item!r}, expected a {kind.__name__}")
             items.append(item)
 
-        for impl in getattr(self.pm.hook, hook).get_hookimpls():
-            if impl.plugin is plugin:
-                impl.function(register)
+        try:
+            for impl in getattr(self.pm.hook, hook).get_hookimpls():
+                if impl.plugin is plugin:
+                    impl.function(register)
+        except Exception as exc:  # noqa: BLE001 - isolation is the point
+            names = tuple(_name(item) for item in items)
+            info.failures.append(Failure(hook, f"{hook} raised {type(exc).__name__}: {exc}", names))
+            return []
+        admitted = []
+        for item in items:
+            refused = self._refusal(hook, item, info.name, admitted)
+            if refused:
+                reason = f"{_HOOKS[hook][2]} {_name(item)!r} {refused}"
+                info.failures.append(Failure(hook, reason, (_name(item),), raised=False))
+            else:
+                admitted.append(item)
+        return admitted
+
+    def _refusal(self, hook: str, item: Any, plugin: str, admitted: list[Any]) -> str:
+        """Why a record cannot be had (a name that is malformed or taken), or ""."""
+        name = _name(item)
         if hook == "cbench_register_evaluators":
-            self._check_names(plugin, items)
-        return items
-
-    def _check_names(self, plugin: Any, specs: list[EvaluatorSpec]) -> None:
-        builtin = self.plugins.get(BUILTIN)
-        reserved = {s.name for s in builtin.evaluators} if builtin else set()
-        for spec in specs:
-            if "/" in spec.name:
-                raise ValueError(f"evaluator name {spec.name!r} may not contain '/'")
-            if spec.name in reserved:
-                raise ValueError(f"evaluator name {spec.name!r} is reserved for a built-in evaluator")
-
-    def _check_commands(self, commands: list[CommandSpec]) -> None:
-        taken = {c.name: info.name for info in self.plugins.values() for c in info.commands}
-        for command in commands:
-            if command.name in CORE_COMMANDS:
-                raise ValueError(f"command name {command.name!r} is reserved for the core")
-            if command.name in taken:
-                raise ValueError(f"command {command.name!r} is already added by {taken[command.name]}")
-            taken[command.name] = "this plugin"
-
-    def _check_executors(self, executors: list[ExecutorSpec]) -> None:
-        taken = {x.name: info.name for info in self.plugins.values() for x in info.executors}
-        for executor in executors:
-            if executor.name in taken:
-                owner = taken[executor.name]
-                raise ValueError(f"executor {executor.name!r} is already registered by {owner}")
-            taken[executor.name] = "this plugin"
+            builtin = self.plugins.get(BUILTIN)
+            if "/" in name:
+                return "may not contain '/'"
+            if builtin is not None and name in {s.name for s in builtin.evaluators}:
+                return "is reserved for a built-in evaluator"
+        elif hook in ("cbench_register_commands", "cbench_register_executors"):
+            field = _HOOKS[hook][1]
+            taken = {_name(x): p.name for p in self.plugins.values() if p.usable for x in getattr(p, field)}
+            taken.update({_name(x): plugin for x in admitted})
+            owner = taken.get(name)
+            # The core registers its commands and executor first: each name it has, now or in any
+            # later release, is refused here.
+            if owner == BUILTIN:
+                return "is reserved for the core"
+            if owner is not None:
+                verb = "added" if hook == "cbench_register_commands" else "registered"
+                return f"is already {verb} by {owner}"
+        return ""
 
     @staticmethod
     def _plugin_info(plugin: Any) -> dict[str, str]:
@@ -302,18 +353,36 @@ class PluginHost:
 
     def _fail(self, info: PluginInfo, status: str, reason: str) -> None:
         info.status, info.reason = status, reason
-        self.plugins[info.name] = info
+        key = info.name
+        while self.plugins.get(key, info) is not info:  # a second plugin of a name: beside the first
+            key += "+"
+        self.plugins[key] = info
+        self._warn(info, reason)
+
+    def _warn(self, info: PluginInfo, reason: str) -> None:
+        """One line naming the plugin, its version, its status and what failed; strict: an error."""
         version = f" {info.version}" if info.version else ""
-        message = f"context-bench: plugin {info.name}{version} {status}: {reason}"
+        message = f"context-bench: plugin {info.name}{version} {info.status}: {reason}"
         if self.strict:
             raise PluginError(message)
-        warnings.warn(message, PluginWarning, stacklevel=3)
+        warnings.warn(message, PluginWarning, stacklevel=4)
+
+    def mark_failed(self, plugin: str, hook: str, name: str, reason: str) -> None:
+        """A record of ``plugin`` that failed after discovery (a command whose parser could not be
+        set up): it is dropped and noted like a refused one."""
+        info = self.plugins[plugin]
+        field, noun = _HOOKS[hook][1], _HOOKS[hook][2]
+        setattr(info, field, [item for item in getattr(info, field) if _name(item) != name])
+        info.failures.append(Failure(hook, f"{noun} {name!r} {reason}", (name,), False))
+        info.settle()
+        self._warn(info, info.failures[-1].reason)
 
     # -- queries ---------------------------------------------------------------------------
 
     def loaded(self) -> list[PluginInfo]:
+        """The plugins whose registrations are in use: ``loaded`` and ``partial`` ones."""
         self.ensure_loaded()
-        return [p for p in self.plugins.values() if p.status == "loaded"]
+        return [p for p in self.plugins.values() if p.usable]
 
     def evaluator_specs(self) -> list[tuple[str, EvaluatorSpec]]:
         """Every (plugin name, spec), in registration order."""
@@ -355,13 +424,56 @@ class PluginHost:
 
     def missing_hint(self, name: str) -> str:
         dist = KNOWN_PROVIDERS.get(name)
-        for info in self.plugins.values():
-            if info.status != "loaded" and dist and info.distribution == dist:
-                return f"evaluator {name!r} comes from {dist}, which is {info.status}: {info.reason}"
-        if dist:
+        if dist and not self.failed_registration("evaluator", name):
+            for info in self.plugins.values():
+                if info.status != "loaded" and info.distribution == dist:
+                    return f"evaluator {name!r} comes from {dist}, which is {info.status}: {info.reason}"
             return f"evaluator {name!r} is not installed: pip install {dist}"
         known = ", ".join(sorted(self._evaluators)) or "none"
-        return f"no installed plugin registers an evaluator named {name!r} (available: {known})"
+        return self.not_found(
+            "evaluator", name, f"no loaded plugin registers an evaluator named {name!r} (available: {known})"
+        )
+
+    def not_found(self, kind: str, name: str, message: str) -> str:
+        """What to say when no loaded plugin offers the ``kind`` named ``name``: the failed
+        registration of it, else ``message`` and every plugin that was not searched."""
+        return self.failed_registration(kind, name) or "; ".join([message, *self.unsearched(kind)])
+
+    def failed_registration(self, kind: str, name: str) -> str:
+        """A plugin registered the ``kind`` (``evaluator``, ``data set``, ``command``, ``executor``)
+        ``name`` and it failed: ``"<kind> 'name' of plugin P is installed but failed: <reason>"``."""
+        self.ensure_loaded()
+        hook = _KIND_HOOKS[kind]
+        for info in self.plugins.values():
+            for failure in info.failures:
+                if failure.hook == hook and name.lower() in {n.lower() for n in failure.names}:
+                    return f"{kind} {name!r} of plugin {info.name} is installed but failed: {failure.reason}"
+        return ""
+
+    def unsearched(self, kind: str) -> list[str]:
+        """Why a ``kind`` of name may be missing: each plugin that failed before it said what it
+        registers (``"plugin P is installed but failed: <reason>"``), or is disabled."""
+        self.ensure_loaded()
+        hook = _KIND_HOOKS[kind]
+        found = []
+        for info in self.plugins.values():
+            raised = [f.reason for f in info.failures if f.hook == hook and f.raised]
+            if info.status == "disabled":
+                found.append(f"plugin {info.name} is {info.reason}")
+            elif raised:
+                found.append(f"plugin {info.name} is installed but failed: {'; '.join(raised)}")
+            elif not info.usable and not info.failures:  # it never got to its hooks
+                found.append(f"plugin {info.name} is installed but {info.status}: {info.reason}")
+        return found
+
+    def broken(self) -> list[str]:
+        """Every plugin of which something failed (``"plugin P is installed but failed: <reason>"``)."""
+        self.ensure_loaded()
+        return [
+            f"plugin {info.name} is installed but {'failed' if info.usable else info.status}: {info.reason}"
+            for info in self.plugins.values()
+            if info.status not in ("loaded", "disabled")
+        ]
 
     def spec_of(self, evaluator: Any) -> EvaluatorSpec | None:
         """The spec whose factory is ``evaluator``'s class; a factory not yet imported is not imported
@@ -408,7 +520,9 @@ class PluginHost:
                 return spec
         known = ", ".join(spec.name for _, spec in self.executors())
         hint = " (pip install cbench-ray)" if name == "ray" else ""
-        raise UsageError(f"no executor named {name!r}{hint}; installed: {known}")
+        raise UsageError(
+            self.not_found("executor", name, f"no executor named {name!r}{hint}; installed: {known}")
+        )
 
     def datasets(self) -> dict[str, tuple[str, DatasetSpec]]:
         """Data sets by lower-case name; the first plugin to register a name wins."""
@@ -419,18 +533,24 @@ class PluginHost:
         return found
 
     def add_options(self, group: Any) -> None:
-        """Let every loaded plugin add its CLI options to ``group``; a plugin whose hook raises is
-        reported.  The host notes which ``dest`` each plugin added, for :meth:`options_for`."""
+        """Let every loaded plugin add its CLI options to ``group``; a hook that raises loses the
+        options it added (a failure of its plugin, said once).  The host notes which ``dest`` each
+        plugin added, for :meth:`options_for`."""
         self.ensure_loaded()
         dests: dict[str, set[str]] = {}
         for impl in self.pm.hook.cbench_add_options.get_hookimpls():
+            info = self.plugins[impl.plugin_name]
+            if any(failure.hook == "cbench_add_options" for failure in info.failures):
+                continue  # failed on an earlier parser: said once
             recorder = _Recorder(group)
             try:
                 impl.function(recorder)
-            except Exception as exc:  # noqa: BLE001
-                info = self.plugins.get(impl.plugin_name) or PluginInfo(name=impl.plugin_name)
-                self.pm.unregister(impl.plugin)
-                self._fail(info, "failed", f"cbench_add_options failed: {type(exc).__name__}: {exc}")
+            except Exception as exc:  # noqa: BLE001 - its options go, the rest of it stays
+                recorder.discard()
+                reason = f"cbench_add_options raised {type(exc).__name__}: {exc}"
+                info.failures.append(Failure("cbench_add_options", reason, tuple(recorder.dests)))
+                info.settle()
+                self._warn(info, reason)
                 continue
             dests.setdefault(impl.plugin_name, set()).update(recorder.dests)
         with self._lock:
@@ -467,14 +587,28 @@ class _Recorder:
     def __init__(self, group: Any) -> None:
         self._group = group
         self.dests: list[str] = []
+        self._actions: list[Any] = []
 
     def add_argument(self, *names: str, **kwargs: Any) -> Any:
         action = self._group.add_argument(*names, **kwargs)
         self.dests.append(action.dest)
+        self._actions.append(action)
         return action
+
+    def discard(self) -> None:
+        """Take back the options added so far (as argparse's own conflict handler removes one)."""
+        for action in self._actions:
+            self._group._remove_action(action)
+            for option in action.option_strings:
+                self._group._option_string_actions.pop(option, None)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._group, name)
+
+
+def _name(record: Any) -> str:
+    """What a record is known by: its name (an auto-wire rule: the evaluator it wires)."""
+    return str(getattr(record, "name", None) or record.evaluator)
 
 
 def _core_version() -> str:

@@ -46,7 +46,8 @@ def isolated_host(*plugins: Any, builtin: bool = True) -> PluginHost:
 
 
 def check_plugin(plugin: Any) -> PluginInfo:
-    """Register ``plugin`` on an isolated host and check what it registers resolves and is coherent."""
+    """Register ``plugin`` on an isolated, strict host (any failure raises) and check that what it
+    registers resolves (factories, loaders, commands, executors) and is coherent."""
     host = isolated_host(plugin)
     info = host.plugins[getattr(plugin, "__name__", None) or type(plugin).__name__]
     assert info.status == "loaded", f"plugin did not load: {info.status}: {info.reason}"
@@ -55,6 +56,11 @@ def check_plugin(plugin: Any) -> PluginInfo:
         assert callable(resolve(spec.factory)), f"factory of {spec.name} is not callable"
     for dataset in info.datasets:
         assert callable(resolve(dataset.loader)), f"loader of data set {dataset.name} is not callable"
+    for command in info.commands:
+        for part in ("configure", "run"):
+            assert callable(resolve(getattr(command, part))), (
+                f"{part} of command {command.name} is not callable"
+            )
     added = host._dests().get(info.name, set())
     for executor in info.executors:
         assert callable(resolve(executor.factory)), f"factory of executor {executor.name} is not callable"

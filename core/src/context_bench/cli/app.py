@@ -10,14 +10,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import __version__
-from ..errors import ContextBenchError, PluginError, UsageError
+from ..errors import ContextBenchError, UsageError
 from ..gates import INTERRUPTED, USAGE
 from ..plugins import PluginHost, PluginWarning, set_host
-from ..reports import FORMATS
 from ..specs import resolve
-from . import commands, listings
-from .run_options import add_figure_options, add_run_options
-from .system_flags import add_system_flags
+from .argv import plugin_flags, with_default_command
 
 
 class _Parser(argparse.ArgumentParser):
@@ -30,7 +27,8 @@ PROG = "context-bench"
 
 
 def build_parser(host: PluginHost) -> argparse.ArgumentParser:
-    """The whole command line: ``run``, ``score``, the listings, and every plugin's commands."""
+    """The whole command line: every registered command, the core's (``run``, ``score``, ``compare``,
+    the listings) and the plugins'."""
     parser = _Parser(prog=PROG, description="Evaluate systems that touch an LLM's context.")
     parser.add_argument("--version", action="version", version=f"context-bench {__version__}")
     parser.add_argument(
@@ -39,115 +37,36 @@ def build_parser(host: PluginHost) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="no:NAME",
-        help="disable the plugin NAME (as `context-bench plugins` prints it)",
+        help="disable the plugin NAME (as `context-bench plugins` prints it; before or after the command)",
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-
-    run = sub.add_parser(
-        "run",
-        help="run systems (OpenAI-compatible endpoints) over data sets and score them",
-        description="Run systems (OpenAI-compatible endpoints) over data sets and score them.  "
-        "See docs/endpoints.md for LiteLLM, vLLM and OpenAI, and how keys are passed.",
-    )
-    add_system_flags(run)
-    run.add_argument(
-        "--dataset",
-        action="append",
-        default=[],
-        metavar="NAME|PATH",
-        help="registered data set name or a JSONL/JSON/CSV file (repeatable; required unless a "
-        "--config run file lists [[datasets]])",
-    )
-    run.add_argument(
-        "--dataset-name",
-        metavar="NAME",
-        help="data set name of the files given with --dataset, for auto-wiring (rows with a "
-        "'dataset' field keep theirs)",
-    )
-    add_run_options(run, host)
-    run.set_defaults(handler=commands.cmd_run, run_parser=run)  # run_parser: --config reads flags with it
-
-    score = sub.add_parser("score", help="score responses already in a file (default: the bundled sample)")
-    score.add_argument("files", nargs="*", metavar="FILE", help="JSONL/JSON/CSV rows carrying 'response'")
-    score.add_argument(
-        "--dataset-name",
-        metavar="NAME",
-        help="data set name for auto-wiring rows that carry no 'dataset' field",
-    )
-    add_run_options(score, host)
-    score.set_defaults(handler=commands.cmd_score)
-
-    compare = sub.add_parser(
-        "compare",
-        help="compare saved JSON results (of run, score or memory) on the rows they share",
-        description="Compare saved JSON results on their shared row ids (by data set and id): "
-        "every other system against the baseline, with the report's figures.",
-    )
-    compare.add_argument("files", nargs="+", metavar="FILE", help="JSON reports (--output json)")
-    compare.add_argument("--output", choices=FORMATS, default="table", help="report format (default table)")
-    compare.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
-    compare.add_argument(
-        "--baseline", metavar="NAME", help="the system the others are compared with (default: the first)"
-    )
-    add_figure_options(compare)
-    compare.set_defaults(handler=commands.cmd_compare)
-
-    for plugin, command in host.commands():
+    for plugin, command in host.commands():  # the core's own first: they register through the hook
         added = sub.add_parser(command.name, help=command.help)
         try:
             resolve(command.configure)(added, host)
-        except Exception as exc:  # noqa: BLE001 - a broken plugin command: one line naming it
-            raise PluginError(
-                f"plugin {plugin}: command {command.name!r} could not be set up: {type(exc).__name__}: {exc}"
-            ) from exc
+        except Exception as exc:  # noqa: BLE001 - a broken command costs itself, in one line
+            del sub.choices[command.name]
+            sub._choices_actions.pop()  # its line in --help
+            reason = f"could not be set up: {type(exc).__name__}: {exc}"
+            host.mark_failed(plugin, "cbench_register_commands", command.name, reason)
+            continue
         added.set_defaults(handler=command.run)
-
-    for name, text, handler in (
-        ("plugins", "list discovered plugins", listings.cmd_plugins),
-        ("evaluators", "list available evaluators", listings.cmd_evaluators),
-        ("datasets", "list registered data sets", listings.cmd_datasets),
-    ):
-        listing = sub.add_parser(name, help=text)
-        listing.add_argument("--json", action="store_true", help="machine-readable output")
-        listing.set_defaults(handler=handler)
-        if name == "datasets":
-            listings.configure_datasets(listing)
     return parser
-
-
-def with_default_command(argv: list[str]) -> list[str]:
-    """``context-bench --proxy URL --dataset X`` means ``context-bench run ...``."""
-    position = 0
-    while position < len(argv) and argv[position] == "-p":
-        position += 2
-    rest = argv[position:]
-    if rest and rest[0].startswith("-") and rest[0] not in ("-h", "--help", "--version"):
-        return argv[:position] + ["run"] + rest
-    return argv
-
-
-def _host_for(argv: list[str]) -> PluginHost:
-    deny = []
-    for flag, value in zip(argv, argv[1:], strict=False):
-        if flag == "-p":
-            if not value.startswith("no:"):
-                raise UsageError(f"-p takes no:NAME (got {value!r})")
-            deny.append(value[3:])
-    return PluginHost(deny=deny)
 
 
 def _one_line(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
     print(message, file=sys.stderr)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, host: PluginHost | None = None) -> int:
+    """``context-bench ARGV``; the exit status.  ``host`` replaces the installed plugins (a plugin's
+    tests run its command with ``main([...], host=isolated_host(plugin))``, installed or not)."""
     given = list(sys.argv[1:] if argv is None else argv)
-    argv = with_default_command(given)
     with warnings.catch_warnings():  # plugin warnings as plain lines, for this command only
         warnings.simplefilter("default", PluginWarning)
         warnings.showwarning = _one_line
         try:
-            return _command(argv, given)
+            return _command(given, host or _host_for(given))
         except BrokenPipeError:  # `context-bench plugins | head`: the reader left, nothing is wrong
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
             return 0
@@ -172,14 +91,19 @@ def _without_prefix(message: str) -> str:
     return message
 
 
-def _command(argv: list[str], given: list[str]) -> int:
+def _host_for(argv: list[str]) -> PluginHost:
+    return PluginHost(deny=plugin_flags(argv)[0])
+
+
+def _command(given: list[str], host: PluginHost) -> int:
     """Parse and run; a command reads the command line as given (for its report) as ``args.argv``."""
-    host = _host_for(argv)
     previous = set_host(host)  # for this command only: in-process callers get theirs back
     try:
         host.ensure_loaded()
         parser = build_parser(host)
-        args = parser.parse_args(argv)
+        words = with_default_command(plugin_flags(given)[1])
+        _refuse_missing_command(words, host)
+        args = parser.parse_args(words)
         if args.command is None:
             parser.print_help()
             return USAGE
@@ -187,3 +111,13 @@ def _command(argv: list[str], given: list[str]) -> int:
         return resolve(args.handler)(args, host)
     finally:
         set_host(previous)
+
+
+def _refuse_missing_command(words: list[str], host: PluginHost) -> None:
+    """A command that a failed or disabled plugin adds (or may add) is said so, not "invalid choice"."""
+    if not words or words[0].startswith("-") or any(c.name == words[0] for _, c in host.commands()):
+        return
+    unknown = f"no loaded plugin adds a command named {words[0]!r}"
+    said = host.not_found("command", words[0], unknown)
+    if said != unknown:
+        raise UsageError(said)

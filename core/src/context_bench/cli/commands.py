@@ -1,4 +1,5 @@
-"""``context-bench run`` (endpoints over data sets) and ``context-bench score`` (responses in files)."""
+"""``context-bench run`` (endpoints over data sets), ``score`` (responses in files) and ``compare``
+(saved reports): each command's arguments (``configure_*``) and what it does (``cmd_*``)."""
 
 from __future__ import annotations
 
@@ -10,11 +11,61 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
 from ..plugins import PluginHost
-from .run_options import RunOptions, check_reachable, emit
+from ..reports import FORMATS
+from .run_options import RunOptions, add_figure_options, add_run_options, check_reachable, emit
+from .system_flags import add_system_flags
 
 if TYPE_CHECKING:
     from ..records import EvalResult
     from .inputs import Inputs
+
+
+def configure_run(parser: argparse.ArgumentParser, host: PluginHost) -> None:
+    parser.description = (
+        "Run systems (OpenAI-compatible endpoints) over data sets and score them.  "
+        "See docs/endpoints.md for LiteLLM, vLLM and OpenAI, and how keys are passed."
+    )
+    add_system_flags(parser)
+    parser.add_argument(
+        "--dataset",
+        action="append",
+        default=[],
+        metavar="NAME|PATH",
+        help="registered data set name or a JSONL/JSON/CSV file (repeatable; required unless a "
+        "--config run file lists [[datasets]])",
+    )
+    parser.add_argument(
+        "--dataset-name",
+        metavar="NAME",
+        help="data set name of the files given with --dataset, for auto-wiring (rows with a "
+        "'dataset' field keep theirs)",
+    )
+    add_run_options(parser, host)
+    parser.set_defaults(run_parser=parser)  # --config reads the run file's flags with it
+
+
+def configure_score(parser: argparse.ArgumentParser, host: PluginHost) -> None:
+    parser.add_argument("files", nargs="*", metavar="FILE", help="JSONL/JSON/CSV rows carrying 'response'")
+    parser.add_argument(
+        "--dataset-name",
+        metavar="NAME",
+        help="data set name for auto-wiring rows that carry no 'dataset' field",
+    )
+    add_run_options(parser, host)
+
+
+def configure_compare(parser: argparse.ArgumentParser, host: PluginHost) -> None:
+    parser.description = (
+        "Compare saved JSON results on their shared row ids (by data set and id): "
+        "every other system against the baseline, with the report's figures."
+    )
+    parser.add_argument("files", nargs="+", metavar="FILE", help="JSON reports (--output json)")
+    parser.add_argument("--output", choices=FORMATS, default="table", help="report format (default table)")
+    parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
+    parser.add_argument(
+        "--baseline", metavar="NAME", help="the system the others are compared with (default: the first)"
+    )
+    add_figure_options(parser)
 
 
 def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
@@ -97,7 +148,11 @@ def _evaluate(
         add=kwargs["add_evaluators"],
         exclude=kwargs["exclude_evaluators"],
     )
-    print(f"context-bench: {printable(wirer.describe(inputs.heads))}", file=sys.stderr)
+    chosen = wirer.choices(inputs.heads)
+    print(f"context-bench: {printable(wirer.describe(chosen))}", file=sys.stderr)
+    broken = host.broken()
+    if chosen and not any(chosen.values()) and broken:  # not a run that measures cost alone
+        raise UsageError(f"no evaluator scores any row of this run: {'; '.join(broken)}")
     run_systems: Any = systems if systems is not None else RowSystems()
 
     analysis = options.analysis

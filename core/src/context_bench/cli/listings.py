@@ -74,8 +74,13 @@ def cmd_evaluators(args: argparse.Namespace, host: PluginHost) -> int:
     return 0
 
 
-def configure_datasets(parser: argparse.ArgumentParser) -> None:
+def configure_listing(parser: argparse.ArgumentParser, host: PluginHost) -> None:
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+
+
+def configure_datasets(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     """``datasets`` lists; ``datasets download NAME... --to DIR`` fills a hub mirror."""
+    configure_listing(parser, host)
     parser.add_argument(
         "--hub-mirror",
         metavar="DIR",
@@ -193,7 +198,8 @@ def cmd_download(args: argparse.Namespace, host: PluginHost) -> int:
         name, _, config = word.partition(":")
         found = known.get(name.lower())
         if found is None:
-            raise UsageError(f"unknown data set {name!r} (`context-bench datasets` lists them)")
+            unknown = f"unknown data set {name!r} (`context-bench datasets` lists them)"
+            raise UsageError(host.not_found("data set", name, unknown))
         spec = found[1]
         if spec.source is None:
             raise UsageError(f"{spec.name} is not a hub data set: there is nothing to download")

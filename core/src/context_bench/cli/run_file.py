@@ -33,6 +33,7 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
+from .argv import plugin_flags, with_default_command
 from .system_flags import (
     DEST,
     SystemSettings,
@@ -306,13 +307,8 @@ def _run_words(argv: Sequence[str] | None) -> list[str] | None:
     """The words after ``run`` of the command line as given (``-p no:X`` and the default command too)."""
     if argv is None:
         return None
-    position = 0
-    while position < len(argv) and argv[position] == "-p":
-        position += 2
-    words = list(argv[position:])
-    if words[:1] == ["run"]:
-        return words[1:]
-    return words if words and words[0].startswith("-") else None  # run is the default command
+    words = with_default_command(plugin_flags(argv)[1])
+    return words[1:] if words[:1] == ["run"] else None
 
 
 def resolved_config(run: Run, args: argparse.Namespace) -> dict[str, Any]:

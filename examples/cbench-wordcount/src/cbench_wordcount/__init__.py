@@ -1,1 +1,1 @@
-"""An example context-bench plugin."""
+"""An example context-bench plugin: WordCountDiff and the wordcount data set."""

@@ -1,6 +1,6 @@
-"""Registers WordCountDiff; the evaluator module is named lazily, so listing imports nothing else."""
+"""What cbench-wordcount registers; each class is named lazily, so listing imports nothing else."""
 
-from context_bench import AutowireRule, EvaluatorSpec, hookimpl
+from context_bench import AutowireRule, DatasetSpec, EvaluatorSpec, hookimpl
 
 CBENCH_PLUGIN_API = 1
 
@@ -11,8 +11,10 @@ def cbench_register_evaluators(register):
         EvaluatorSpec(
             "WordCountDiff",
             "cbench_wordcount.evaluator:WordCountDiff",
-            fields=["word_count_ratio"],
-            description="Response word count over the reference's (compression of the answer).",
+            fields=["word_count_ratio", "extra_words"],
+            description="Response words over the reference's, and the share of words not in it.",
+            ranges={"word_count_ratio": (0, float("inf")), "extra_words": (0, 1)},
+            lower_is_better=["extra_words"],
         )
     )
 
@@ -20,3 +22,15 @@ def cbench_register_evaluators(register):
 @hookimpl
 def cbench_register_autowire(register):
     register(AutowireRule("WordCountDiff", datasets=["wordcount"], fields=["wordcount_reference"]))
+
+
+@hookimpl
+def cbench_register_datasets(register):
+    register(
+        DatasetSpec(
+            "wordcount",
+            "cbench_wordcount.dataset:load_wordcount",
+            "Three short questions over a sentence each (shipped in the package)",
+            fields=["id", "question", "context", "answer"],
+        )
+    )
