@@ -224,7 +224,10 @@ def test_a_command_system_in_a_run_file(capsys, workdir):
         ('[options]\njudge_key = "sk-SECRETVALUE1234567"\n', "unknown key 'options.judge_key'"),
         ('[[datasets]]\npath = "qa.jsonl"\nlimit = 3\n', "data set 1: unknown key 'limit'"),
         ('[[systems]]\nurl = "{u}"\napi_key = "sk-SECRETVALUE1234567"\n', "unknown setting 'api_key'"),
-        ('[options]\nmax_concurrency = "many"\n', "options.max_concurrency: invalid int value: 'many'"),
+        (
+            '[options]\nmax_concurrency = "many"\n',
+            "options.max_concurrency: must be a whole number of rows in flight from 1 to 10,000",
+        ),
         ('[output]\nformat = "pdf"\n', "output.format: invalid choice: 'pdf'"),
         ("[gates]\nmax_failure_rate = [1]\n", "gates.max_failure_rate takes one value"),
         ('[evaluators]\nautowire = "no"\n', "evaluators.autowire must be true or false"),

@@ -32,6 +32,7 @@ from typing import Any
 
 import attrs
 
+from ..bounds import BOUNDS
 from ..errors import UsageError
 from .system_flags import (
     DEST,
@@ -185,8 +186,8 @@ def _datasets(listed: Any, path: str) -> list[DatasetEntry]:
         if "name" not in entry and "path" not in entry:
             raise UsageError(f"{where}: needs name (a registered data set) or path (a file)")
         limit = entry.get("max_examples")
-        if limit is not None and (type(limit) is not int or limit < 1):
-            raise UsageError(f"{where}: max_examples must be a whole number, 1 or more")
+        if limit is not None and (type(limit) is not int or not BOUNDS["--max-examples"].holds(limit)):
+            raise UsageError(f"{where}: max_examples must be {BOUNDS['--max-examples'].describe()}")
         if "path" in entry and not Path(entry["path"]).is_file():
             raise UsageError(f"{where}: data set file not found: {entry['path']}")
         if "path" in entry and ("config" in entry or "split" in entry):

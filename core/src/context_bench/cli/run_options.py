@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from ..bounds import flag_type
 from ..datasets import MAX_ROW_BYTES
 from ..errors import UsageError
 from ..gates import DEFAULT_MAX_FAILURE_RATE, Gates
@@ -56,14 +57,14 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     parser.add_argument(
         "-n",
         "--max-examples",
-        type=int,
+        type=flag_type("--max-examples"),
         metavar="N",
         help="at most N rows of each data set (per system in scored files), however many files it spans",
     )
     parser.add_argument(
         "--max-concurrency",
         "--max-workers",
-        type=int,
+        type=flag_type("--max-concurrency"),
         default=8,
         metavar="N",
         help="rows in flight (default 8; --max-workers is its name in earlier releases)",
@@ -79,7 +80,7 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
     parser.add_argument(
         "--html-inline-rows",
-        type=int,
+        type=flag_type("--html-inline-rows"),
         default=HTML_INLINE_ROWS,
         metavar="N",
         help="the HTML report (with --out) holds at most N rows itself; a bigger run's rows go to "
@@ -94,7 +95,7 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     )
     parser.add_argument(
         "--call-timeout",
-        type=float,
+        type=flag_type("--call-timeout"),
         default=DEFAULT_CALL_TIMEOUT,
         metavar="SECONDS",
         help="deadline of every system and evaluator call: a call past it is an error on its row and "
@@ -102,7 +103,7 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     )
     parser.add_argument(
         "--max-row-bytes",
-        type=int,
+        type=flag_type("--max-row-bytes"),
         default=MAX_ROW_BYTES,
         metavar="N",
         help="the largest row of a file read, in bytes: a bigger one is a row error "
@@ -146,7 +147,7 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     )
     gates.add_argument(
         "--max-failure-rate",
-        type=float,
+        type=flag_type("--max-failure-rate"),
         default=DEFAULT_MAX_FAILURE_RATE,
         metavar="R",
         help="exit 4 when a system could not answer, or an evaluator failed on, more than this share "
@@ -170,7 +171,7 @@ def add_figure_options(parser: argparse.ArgumentParser) -> None:
     )
     figures.add_argument(
         "--threshold",
-        type=float,
+        type=flag_type("--threshold"),
         default=DEFAULT_THRESHOLD,
         metavar="X",
         help=f"a row passes when its primary score reaches X (default {DEFAULT_THRESHOLD:g})",
@@ -188,15 +189,11 @@ def add_figure_options(parser: argparse.ArgumentParser) -> None:
 
 
 def analysis_from_args(args: argparse.Namespace) -> Analysis:
-    """The figures' settings the flags give; a bad price or threshold is a UsageError."""
-    import math
-
+    """The figures' settings the flags give; a bad price is a UsageError."""
     from ..analysis import Analysis
     from ..prices import Prices
 
     threshold = getattr(args, "threshold", None)
-    if threshold is not None and not math.isfinite(threshold):
-        raise UsageError("--threshold must be a number")
     defaults = Analysis()
     return Analysis(
         score_field=getattr(args, "score_field", None),
@@ -251,16 +248,6 @@ class RunOptions:
         """Read the flags :func:`add_run_options` added; a bad value is a UsageError, before any row runs."""
         if args.no_autowire and not args.evaluator:
             raise UsageError("--no-autowire needs at least one --evaluator")
-        if args.max_concurrency < 1:
-            raise UsageError("--max-concurrency must be at least 1")
-        if args.max_examples is not None and args.max_examples < 1:
-            raise UsageError("-n/--max-examples must be at least 1")
-        if not args.call_timeout > 0:  # NaN too
-            raise UsageError("--call-timeout must be more than 0 seconds")
-        if args.max_row_bytes < 1:
-            raise UsageError("--max-row-bytes must be at least 1")
-        if args.html_inline_rows < 0:
-            raise UsageError("--html-inline-rows must be 0 or more")
         _check_out(args.out)
         gates = Gates.parse(
             getattr(args, "fail_under", ()),

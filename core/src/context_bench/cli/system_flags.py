@@ -25,15 +25,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
 
+from ..bounds import flag_type
 from ..errors import UsageError
-from ..secrets import check_key_variable, key_shaped, redact
+from ..secrets import check_key_variable, redact
 
 DEFAULT_MODEL = "gpt-4o-mini"
 #: The namespace attribute the flags below append to, in command-line order.
@@ -42,34 +42,6 @@ DEST = "system_flags"
 OPENERS = ("url", "program")  # not "command": the subcommand's name
 #: The per-system settings a ``--command`` system takes.
 COMMAND_FIELDS = frozenset({"name", "system_prompt", "timeout"})
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value) or value < 0:
-        raise ValueError
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise ValueError
-    return value
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError
-    return value
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -83,18 +55,6 @@ def _json_object(text: str) -> dict[str, Any]:
     if reserved:
         raise argparse.ArgumentTypeError(f"may not set {', '.join(reserved)} (use --model, the data set)")
     return value
-
-
-def _typed(convert: Callable[[str], Any], what: str) -> Callable[[str], Any]:
-    def check(text: str) -> Any:
-        try:
-            return convert(text)
-        except ValueError:
-            got = "a value that looks like a key, not shown" if key_shaped(text) else repr(text)
-            raise argparse.ArgumentTypeError(f"must be {what} (got {got})") from None
-
-    check.__name__ = what  # argparse names the type in its own messages
-    return check
 
 
 @attrs.frozen
@@ -131,28 +91,28 @@ PER_SYSTEM: tuple[Flag, ...] = (
         "timeout",
         "SECONDS",
         "seconds one request may take (default 60)",
-        _typed(_positive_float, "a positive number of seconds"),
+        flag_type("--timeout"),
     ),
     Flag(
         "--max-retries",
         "max_retries",
         "N",
         "retries after a failed request (default 2; rate limits get three times as many)",
-        _typed(_non_negative_int, "a whole number, 0 or more"),
+        flag_type("--max-retries"),
     ),
     Flag(
         "--max-tokens",
         "max_tokens",
         "N",
         "max_tokens of each request (default: not sent, the endpoint decides)",
-        _typed(_positive_int, "a whole number, 1 or more"),
+        flag_type("--max-tokens"),
     ),
     Flag(
         "--temperature",
         "temperature",
         "T",
         "temperature of each request (default: not sent, the endpoint decides; 0 for repeatable answers)",
-        _typed(_non_negative_float, "a number, 0 or more"),
+        flag_type("--temperature"),
     ),
 )
 _BY_FIELD = {flag.field: flag for flag in PER_SYSTEM}
