@@ -70,6 +70,7 @@ BOUNDS: dict[str, Bound] = {
     "--html-inline-rows": Bound(0, 1_000_000_000, "rows", whole=True),
     "--call-timeout": Bound(0, DAY, "seconds", above=True),
     "--max-row-bytes": Bound(1, 2**30, "bytes", whole=True),
+    "--fail-fast": Bound(0, 1_000_000_000, "rows", whole=True),
     "--max-failure-rate": Bound(0, 1),
     "--threshold": Bound(-1_000_000, 1_000_000),
     # each system's

@@ -112,6 +112,7 @@ def _evaluate(
             exclude_errors=options.exclude_errors,
             analysis=analysis,
             stream=stream,
+            fail_fast=options.fail_fast,
             **kwargs,
         )
         for notice in inputs.notices[told:]:  # of files read to their end during the run

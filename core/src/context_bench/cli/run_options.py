@@ -32,6 +32,8 @@ DEFAULT_CALL_TIMEOUT = 600.0
 #: The most rows an HTML report written to a file holds itself (``--html-inline-rows``): a page of
 #: 100,000 rows opens in about a second; a bigger run's page reads them from a file beside it.
 HTML_INLINE_ROWS = 100_000
+#: ``--fail-fast``'s default: a system whose first 10 rows fail alike is stopped.
+DEFAULT_FAIL_FAST = 10
 
 
 def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
@@ -110,6 +112,14 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         f"(default {MAX_ROW_BYTES:,})",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
+    parser.add_argument(
+        "--fail-fast",
+        type=flag_type("--fail-fast"),
+        default=DEFAULT_FAIL_FAST,
+        metavar="K",
+        help="stop a system whose first K rows all fail with the same error (a wrong key, model or "
+        f"URL): its other rows are not run (default {DEFAULT_FAIL_FAST}; 0 never stops)",
+    )
     hub = parser.add_argument_group("hub data sets (docs/datasets.md)")
     hub.add_argument(
         "--hub-mirror",
@@ -242,6 +252,8 @@ class RunOptions:
     split: str | None = None
     #: The executor ``--executor`` names (None: the runner's local one).
     executor: ExecutorSpec | None = None
+    #: Stop a system whose first K rows all fail alike (``--fail-fast``; 0 never).
+    fail_fast: int = DEFAULT_FAIL_FAST
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, host: PluginHost) -> RunOptions:
@@ -275,6 +287,7 @@ class RunOptions:
             hub_mirror=getattr(args, "hub_mirror", None),
             split=getattr(args, "split", None),
             executor=host.find_executor(args.executor) if getattr(args, "executor", None) else None,
+            fail_fast=getattr(args, "fail_fast", DEFAULT_FAIL_FAST),
             plugin_options={d: getattr(args, d) for d in sorted(host.option_dests()) if hasattr(args, d)},
         )
 
