@@ -207,9 +207,10 @@ def cmd_compare(args: argparse.Namespace, host: PluginHost) -> int:
     from ..gates import Gates
     from ..records import EvalResult
     from ..summary import Summarizer
-    from .run_options import _check_out, analysis_from_args
+    from .run_options import analysis_from_args, check_out
 
-    _check_out(args.out)
+    if args.out:
+        check_out(args.out, args.output)
     analysis = analysis_from_args(args)
     rows, notices = load_runs(args.files)
     summarize = Summarizer(notices=notices, analysis=analysis)

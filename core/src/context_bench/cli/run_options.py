@@ -6,7 +6,6 @@ import argparse
 import os
 import socket
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -260,7 +259,8 @@ class RunOptions:
         """Read the flags :func:`add_run_options` added; a bad value is a UsageError, before any row runs."""
         if args.no_autowire and not args.evaluator:
             raise UsageError("--no-autowire needs at least one --evaluator")
-        _check_out(args.out)
+        if args.out:
+            check_out(args.out, args.output)
         gates = Gates.parse(
             getattr(args, "fail_under", ()),
             getattr(args, "fail_if_worse", ()),
@@ -319,18 +319,16 @@ class RunOptions:
         }
 
 
-def _check_out(path: str | None) -> None:
-    """Refuse an unwritable ``--out`` before the run, not after its rows were paid for."""
-    if not path:
-        return
-    target = Path(path)
-    parent = target.parent if str(target.parent) else Path(".")
-    if target.is_dir():
-        raise UsageError(f"--out {path}: is a directory")
-    if not parent.is_dir():
-        raise UsageError(f"--out {path}: no directory {parent}")
-    if not os.access(target if target.exists() else parent, os.W_OK):
-        raise UsageError(f"--out {path}: not writable")
+def check_out(out: str, output: str) -> None:
+    """Refuse an ``--out`` nothing can be written to before the run, not after its rows were paid
+    for (:func:`~context_bench.files.check_target`); for HTML, the rows file beside it too."""
+    from ..files import check_target, written_through
+
+    check_target(out)
+    if output == "html" and not written_through(out):
+        from ..reports.html import rows_file
+
+        check_target(rows_file(os.path.realpath(out)), "--out (its rows file)")
 
 
 def emit(result: EvalResult, options: RunOptions, written: Any = None) -> int:
@@ -442,11 +440,14 @@ def _write_html(result: EvalResult, spool: Any, options: RunOptions) -> int:
     reads them from there; return how many characters of the page were repaired."""
     import contextlib
 
-    from ..files import atomic_writer
+    from ..files import atomic_writer, written_through
     from ..reports import html
 
     encoder = spool.encode
-    paged = options.out is not None and encoder.count > options.html_inline_rows
+    # a device or pipe has no "beside": its page holds every row
+    paged = (
+        bool(options.out) and encoder.count > options.html_inline_rows and not written_through(options.out)
+    )
     target = atomic_writer(options.out) if options.out else contextlib.nullcontext(sys.stdout)
     # beside the page where it lands (through a symlink, as atomic_writer writes it)
     rows_file = html.rows_file(os.path.realpath(options.out)) if paged else ""
