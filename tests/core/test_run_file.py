@@ -137,8 +137,9 @@ def test_a_report_repeats_its_run(capsys, server, workdir):
     assert run(capsys, "run", "--config", "run.toml")[0] == 0
     first = json.loads((workdir / "first.json").read_text(encoding="utf-8"))
     for flag, out in (("--rerun", "second.json"), ("--config", "third.json")):
-        code, _, err = run(capsys, "run", flag, "first.json", "--out", out)
+        code, _, err = run(capsys, "run", flag, "first.json", "--out", out, "--yes")
         assert code == 0, err
+        assert "first.json is a report: the run it records would" in err
         again = json.loads((workdir / out).read_text(encoding="utf-8"))
         assert comparable(again["rows"]) == comparable(first["rows"])
         assert comparable(again["summary"]) == comparable(first["summary"])

@@ -821,6 +821,10 @@ OTHER_BLOCKS = {
     ("docs/memory.md", "json"): "the conversation layout: test_the_conversation_layout_runs",
     ("docs/ci.md", "yaml"): "the GitHub Actions job: tests/docs/test_ci_doc.py runs its context-bench step",
     ("docs/ci.md", "toml"): "the run file: saved as its first line names it, for the commands that read it",
+    (
+        "docs/ci.md",
+        "text",
+    ): "a report's plan: test_report_plan.py::test_the_documented_plan_is_what_a_report_gets",
     ("docs/plugins.md", "toml"): "the plugin's pyproject.toml: test_the_plugin_entry_point_names_its_module",
     ("docs/pytest.md", ""): "assert_scores's message: test_pytest_plugin.py runs the example",
     ("docs/reports.md", "toml"): "the prices file: write_files saves it for `score --prices prices.toml`",

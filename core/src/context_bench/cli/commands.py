@@ -27,7 +27,8 @@ def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
     run = resolve_run(args)  # a --config file merged into args first: RunOptions reads the result
     options = RunOptions.from_args(args, host)
     settings = run.systems
-    refuse_input_as_out(options.out, [entry.spec for entry in run.datasets])
+    files = (args.config, args.rerun, getattr(args, "prices", None))  # read too: never overwritten
+    refuse_input_as_out(options.out, [*(entry.spec for entry in run.datasets), *filter(None, files)])
     inputs = Inputs(host, options.max_examples)
     for entry in run.datasets:
         if entry.path is not None:  # read as the run goes, not listed first

@@ -212,11 +212,21 @@ def add_system_flags(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--config",
-        "--rerun",
         metavar="FILE",
         help="a run file (TOML or JSON) with [[systems]], [[datasets]], [evaluators], [options], "
         "[output] and [gates] (see docs/ci.md); a flag on the command line overrides the file's "
-        "setting.  --rerun REPORT.json repeats the run a JSON report records",
+        "setting",
+    )
+    # a report is someone's data, not the user's orders: its run is shown and run only when told
+    group.add_argument(
+        "--rerun",
+        metavar="REPORT",
+        help="repeat the run a JSON report records (as --config REPORT.json does): its plan (programs, "
+        "endpoints and the key variables sent to them, files, options) is printed and run only with "
+        "--yes, or a 'y' typed at a terminal; the report goes to stdout unless --out is given here",
+    )
+    group.add_argument(
+        "--yes", action="store_true", help="run the plan of a report given to --rerun or --config"
     )
     for flag in PER_SYSTEM:
         group.add_argument(
