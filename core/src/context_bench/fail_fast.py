@@ -14,7 +14,10 @@ import threading
 
 from .records import EvalRow
 
-__all__ = ["FailFast"]
+__all__ = ["DEFAULT_FAIL_FAST", "FailFast"]
+
+#: The CLI's ``--fail-fast``: a system whose first 10 rows fail alike is stopped.
+DEFAULT_FAIL_FAST = 10
 
 
 class FailFast:

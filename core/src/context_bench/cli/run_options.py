@@ -14,6 +14,7 @@ import attrs
 from ..bounds import flag_type
 from ..datasets import MAX_ROW_BYTES
 from ..errors import UsageError
+from ..fail_fast import DEFAULT_FAIL_FAST
 from ..gates import DEFAULT_MAX_FAILURE_RATE, Gates
 from ..plugins import PluginHost
 from ..reports import FORMATS
@@ -31,8 +32,6 @@ DEFAULT_CALL_TIMEOUT = 600.0
 #: The most rows an HTML report written to a file holds itself (``--html-inline-rows``): a page of
 #: 100,000 rows opens in about a second; a bigger run's page reads them from a file beside it.
 HTML_INLINE_ROWS = 100_000
-#: ``--fail-fast``'s default: a system whose first 10 rows fail alike is stopped.
-DEFAULT_FAIL_FAST = 10
 
 
 def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
@@ -111,14 +110,6 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         f"(default {MAX_ROW_BYTES:,})",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
-    parser.add_argument(
-        "--fail-fast",
-        type=flag_type("--fail-fast"),
-        default=DEFAULT_FAIL_FAST,
-        metavar="K",
-        help="stop a system whose first K rows all fail with the same error (a wrong key, model or "
-        f"URL): its other rows are not run (default {DEFAULT_FAIL_FAST}; 0 never stops)",
-    )
     hub = parser.add_argument_group("hub data sets (docs/datasets.md)")
     hub.add_argument(
         "--hub-mirror",

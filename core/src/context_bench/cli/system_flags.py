@@ -33,6 +33,7 @@ import attrs
 
 from ..bounds import flag_type
 from ..errors import UsageError
+from ..fail_fast import DEFAULT_FAIL_FAST
 from ..secrets import check_key_variable, redact
 
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -227,6 +228,14 @@ def add_system_flags(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--yes", action="store_true", help="run the plan of a report given to --rerun or --config"
+    )
+    group.add_argument(
+        "--fail-fast",
+        type=flag_type("--fail-fast"),
+        default=DEFAULT_FAIL_FAST,
+        metavar="K",
+        help="stop a system whose first K rows all fail with the same error (a wrong key, model or "
+        f"URL): its other rows are not run (default {DEFAULT_FAIL_FAST}; 0 never stops)",
     )
     for flag in PER_SYSTEM:
         group.add_argument(
