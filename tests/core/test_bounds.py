@@ -14,7 +14,7 @@ import pytest
 
 from context_bench import PLUGIN_API_VERSION, EvaluatorSpec, hookimpl
 from context_bench.bounds import BOUNDS, FIGURES, flag_type
-from context_bench.cli import build_parser, main
+from context_bench.cli import build_parser
 from context_bench.plugins import PluginHost
 from context_bench.records import EvalResult, EvalRow
 from context_bench.reports import FORMATS, render
@@ -28,25 +28,15 @@ _spec.loader.exec_module(browser)
 HUGE = ("1e308", "1" + "0" * 30)  # a float past every bound, a whole number no float can hold exactly
 
 
-def cli(capsys, *argv):
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.fixture
-def qa(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    rows = [{"id": "1", "question": "capital of France", "answer": "Paris"}]
-    rows.append({"id": "2", "question": "capital of Italy", "answer": "Rome"})
-    (tmp_path / "qa.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return tmp_path
-
-
-@pytest.fixture
-def server():
-    with FakeServer(lambda body: "Paris") as running:
-        yield running
+def qa(workdir, write_rows):
+    write_rows(
+        [
+            {"id": "1", "question": "capital of France", "answer": "Paris"},
+            {"id": "2", "question": "capital of Italy", "answer": "Rome"},
+        ]
+    )
+    return workdir
 
 
 # -- the table -----------------------------------------------------------------------------------
@@ -131,19 +121,17 @@ def test_the_flags_tested_here_are_every_bound():
 
 @pytest.mark.parametrize("value", HUGE)
 @pytest.mark.parametrize("flag", sorted(FLAGS))
-def test_a_huge_number_in_any_flag_is_one_line_before_any_row_runs(capsys, qa, server, flag, value):
+def test_a_huge_number_in_any_flag_is_one_line_before_any_row_runs(cbench, qa, paris, flag, value):
     words = [word.format(v=value) for word in FLAGS[flag]]
-    code, out, err = cli(
-        capsys, "run", "--proxy", server.url, "--dataset", "qa.jsonl", *words, "--no-progress"
-    )
+    code, out, err = cbench("run", "--proxy", paris.url, "--dataset", "qa.jsonl", *words, "--no-progress")
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
     assert BOUNDS[flag].describe() in err and flag in err
-    assert server.requests == []
+    assert paris.requests == []
 
 
 @pytest.mark.parametrize("value", HUGE)
-def test_a_huge_top_k_is_one_line(capsys, qa, value):
-    code, _, err = cli(capsys, "memory", "--dataset", "locomo", "--top-k", value, "--no-progress")
+def test_a_huge_top_k_is_one_line(cbench, qa, value):
+    code, _, err = cbench("memory", "--dataset", "locomo", "--top-k", value, "--no-progress")
     assert code == 2 and len(err.strip().splitlines()) == 1 and BOUNDS["--top-k"].describe() in err, err
 
 
@@ -173,16 +161,16 @@ RUN_FILE_VALUES = {
 
 @pytest.mark.parametrize("kind", ["toml", "json"])
 @pytest.mark.parametrize("key", sorted(RUN_FILE_VALUES))
-def test_a_huge_number_in_any_run_file_value_is_one_line_naming_it(capsys, qa, server, key, kind):
+def test_a_huge_number_in_any_run_file_value_is_one_line_naming_it(cbench, qa, paris, key, kind):
     text, flag = RUN_FILE_VALUES[key]
     if kind == "toml":
         path = "run.toml"
-        (qa / path).write_text(text.format(v="1e308", u=server.url), encoding="utf-8")
+        (qa / path).write_text(text.format(v="1e308", u=paris.url), encoding="utf-8")
     else:  # JSON holds whole numbers of any size
         import tomllib
 
         path = "run.json"
-        data = tomllib.loads(text.format(v="0", u=server.url))
+        data = tomllib.loads(text.format(v="0", u=paris.url))
         section = next(iter(data))
         entry = data[section][0] if isinstance(data[section], list) else data[section]
         name = key.rpartition(".")[2].rpartition(" ")[2]
@@ -191,14 +179,14 @@ def test_a_huge_number_in_any_run_file_value_is_one_line_naming_it(capsys, qa, s
             {"f1": value} if isinstance(entry[name], dict) else [f"m={value},1"] if name == "price" else value
         )
         (qa / path).write_text(json.dumps(data), encoding="utf-8")
-    extra = [] if "[[systems]]" in text else ["--proxy", server.url]
+    extra = [] if "[[systems]]" in text else ["--proxy", paris.url]
     extra += [] if "[[datasets]]" in text else ["--dataset", "qa.jsonl"]
-    code, out, err = cli(capsys, "run", "--config", path, *extra, "--no-progress")
+    code, out, err = cbench("run", "--config", path, *extra, "--no-progress")
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
     # a gate's or price's text is read with the command line's, and named by its flag
     named = flag if flag in ("--fail-under", "--fail-if-worse", "--price") else f"{path}: {key}"
     assert named in err and BOUNDS[flag].describe() in err, err
-    assert server.requests == []
+    assert paris.requests == []
 
 
 # -- figures an endpoint reports -----------------------------------------------------------------
@@ -222,10 +210,10 @@ def test_a_huge_number_in_any_run_file_value_is_one_line_naming_it(capsys, qa, s
     ],
 )
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_a_figure_beyond_its_bound_is_a_row_error_and_every_report_is_written(capsys, qa, fmt, reply, said):
+def test_a_figure_beyond_its_bound_is_a_row_error_and_every_report_is_written(cbench, qa, fmt, reply, said):
     with FakeServer(lambda body: reply if "Italy" in last_user_message(body) else "Paris") as server:
-        code, out, err = cli(
-            capsys, "run", "--proxy", server.url, "--dataset", "qa.jsonl", "--output", fmt,
+        code, out, err = cbench(
+            "run", "--proxy", server.url, "--dataset", "qa.jsonl", "--output", fmt,
             "--out", f"report.{fmt}", "--max-failure-rate", "1", "--no-progress",
         )  # fmt: skip
     assert code == 0, err
@@ -284,9 +272,9 @@ def huge_rows(qa, monkeypatch):
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_every_format_renders_scores_whose_sums_overflow(capsys, huge_rows, fmt):
-    code, _, err = cli(
-        capsys, "score", str(huge_rows), "--no-autowire", "--evaluator", "Huge", "--output", fmt,
+def test_every_format_renders_scores_whose_sums_overflow(cbench, huge_rows, fmt):
+    code, _, err = cbench(
+        "score", str(huge_rows), "--no-autowire", "--evaluator", "Huge", "--output", fmt,
         "--out", f"huge.{fmt}", "--no-progress",
     )  # fmt: skip
     assert code == 0, err
@@ -318,9 +306,9 @@ def test_every_format_renders_figures_at_the_float_limit():
 
 @pytest.mark.skipif(browser.missing() is not None, reason=browser.missing() or "")
 @pytest.mark.timeout(60)
-def test_chromium_shows_the_overflowing_report_without_a_script_error(capsys, huge_rows):
-    code, _, err = cli(
-        capsys, "score", str(huge_rows), "--no-autowire", "--evaluator", "Huge", "--output", "html",
+def test_chromium_shows_the_overflowing_report_without_a_script_error(cbench, huge_rows):
+    code, _, err = cbench(
+        "score", str(huge_rows), "--no-autowire", "--evaluator", "Huge", "--output", "html",
         "--out", "huge.html", "--no-progress",
     )  # fmt: skip
     assert code == 0, err

@@ -15,29 +15,14 @@ import pytest
 
 from context_bench.cli import main
 from context_bench.reports import FORMATS
-from context_bench.testing import FakeServer
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mknod needs root")
 
 
-def cli(capsys, *argv):
-    code = main([*argv, "--no-progress"])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
 @pytest.fixture
-def qa(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    rows = [{"id": str(n), "question": f"capital {n}", "answer": "Paris"} for n in range(3)]
-    (tmp_path / "qa.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
-    return tmp_path
-
-
-@pytest.fixture
-def server():
-    with FakeServer(lambda body: "Paris") as running:
-        yield running
+def qa(workdir, write_rows):
+    write_rows([{"id": str(n), "question": f"capital {n}", "answer": "Paris"} for n in range(3)])
+    return workdir
 
 
 def null_device(path):
@@ -52,11 +37,11 @@ def _device(path):
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
-def test_a_character_device_is_written_through_never_replaced(capsys, qa, server, fmt):
+def test_a_character_device_is_written_through_never_replaced(cbench, qa, paris, fmt):
     device = null_device(qa / "null")
     before = _device(device)
-    code, out, err = cli(
-        capsys, "run", "--proxy", server.url, "--dataset", "qa.jsonl", "--output", fmt, "--out", str(device),
+    code, out, err = cbench(
+        "run", "--proxy", paris.url, "--dataset", "qa.jsonl", "--output", fmt, "--out", str(device),
         "--html-inline-rows", "0",
     )  # fmt: skip
     assert code == 0, err
@@ -77,13 +62,13 @@ def _reader(path, got):
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("fmt", ["json", "jsonl", "table"])
-def test_a_fifo_with_a_reader_gets_the_report_and_stays_a_fifo(capsys, qa, server, fmt):
+def test_a_fifo_with_a_reader_gets_the_report_and_stays_a_fifo(cbench, qa, paris, fmt):
     fifo = qa / "pipe"
     os.mkfifo(fifo)
     got: list[bytes] = []
     reader = _reader(fifo, got)
-    code, _, err = cli(
-        capsys, "run", "--proxy", server.url, "--dataset", "qa.jsonl", "--output", fmt, "--out", str(fifo)
+    code, _, err = cbench(
+        "run", "--proxy", paris.url, "--dataset", "qa.jsonl", "--output", fmt, "--out", str(fifo)
     )
     reader.join(30)
     assert code == 0, err
@@ -98,7 +83,7 @@ def test_a_fifo_with_a_reader_gets_the_report_and_stays_a_fifo(capsys, qa, serve
 
 
 @pytest.mark.timeout(60)
-def test_a_socket_gets_the_report(capsys, qa, server):
+def test_a_socket_gets_the_report(cbench, qa, paris):
     path = qa / "report.sock"
     got: list[bytes] = []
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as listening:
@@ -115,17 +100,8 @@ def test_a_socket_gets_the_report(capsys, qa, server):
 
         thread = threading.Thread(target=accept, daemon=True)
         thread.start()
-        code, _, err = cli(
-            capsys,
-            "run",
-            "--proxy",
-            server.url,
-            "--dataset",
-            "qa.jsonl",
-            "--output",
-            "json",
-            "--out",
-            str(path),
+        code, _, err = cbench(
+            "run", "--proxy", paris.url, "--dataset", "qa.jsonl", "--output", "json", "--out", str(path)
         )
         thread.join(30)
     assert code == 0, err
@@ -144,12 +120,12 @@ def test_a_socket_gets_the_report(capsys, qa, server):
     ],
 )
 @pytest.mark.parametrize("command", ["run", "score", "compare"])
-def test_what_cannot_be_written_is_one_line_before_any_row_runs(capsys, qa, server, make, said, command):
+def test_what_cannot_be_written_is_one_line_before_any_row_runs(capsys, qa, paris, make, said, command):
     target = qa / "target"
     make(target)
     out = str(target / "report.json") if said.startswith("no directory") else str(target)
     argv = {
-        "run": ["run", "--proxy", server.url, "--dataset", "qa.jsonl"],
+        "run": ["run", "--proxy", paris.url, "--dataset", "qa.jsonl"],
         "score": ["score", "qa.jsonl"],
         "compare": ["compare", "qa.jsonl"],
     }[command]
@@ -160,22 +136,22 @@ def test_what_cannot_be_written_is_one_line_before_any_row_runs(capsys, qa, serv
         and stdout == ""
         and err.strip().splitlines() == [f"context-bench: error: --out {out}: {said.format(target=target)}"]
     )
-    assert server.requests == []
+    assert paris.requests == []
 
 
-def test_a_paged_html_reports_rows_file_that_is_a_directory_is_refused_first(capsys, qa, server):
+def test_a_paged_html_reports_rows_file_that_is_a_directory_is_refused_first(cbench, qa, paris):
     (qa / "report.rows.jsonl").mkdir()
-    code, _, err = cli(
-        capsys, "run", "--proxy", server.url, "--dataset", "qa.jsonl", "--output", "html",
+    code, _, err = cbench(
+        "run", "--proxy", paris.url, "--dataset", "qa.jsonl", "--output", "html",
         "--out", "report.html", "--html-inline-rows", "0",
     )  # fmt: skip
-    assert code == 2 and "report.rows.jsonl: is a directory" in err and server.requests == []
+    assert code == 2 and "report.rows.jsonl: is a directory" in err and paris.requests == []
 
 
-def test_a_paged_html_reports_rows_file_that_is_a_device_is_written_through(capsys, qa, server):
+def test_a_paged_html_reports_rows_file_that_is_a_device_is_written_through(cbench, qa, paris):
     device = null_device(qa / "report.rows.jsonl")
-    code, _, err = cli(
-        capsys, "run", "--proxy", server.url, "--dataset", "qa.jsonl", "--output", "html",
+    code, _, err = cbench(
+        "run", "--proxy", paris.url, "--dataset", "qa.jsonl", "--output", "html",
         "--out", "report.html", "--html-inline-rows", "0",
     )  # fmt: skip
     assert code == 0, err
@@ -203,16 +179,16 @@ def test_datasets_download_to_what_is_not_a_directory_is_one_line(capsys, qa, ma
 
 
 @pytest.mark.timeout(60)
-def test_a_cache_file_that_is_a_fifo_is_neither_read_nor_written(capsys, qa, server):
-    argv = ["run", "--proxy", server.url, "--dataset", "qa.jsonl", "--cache-dir", "cache", "--output", "json"]
-    assert cli(capsys, *argv)[0] == 0
+def test_a_cache_file_that_is_a_fifo_is_neither_read_nor_written(cbench, qa, paris):
+    argv = ["run", "--proxy", paris.url, "--dataset", "qa.jsonl", "--cache-dir", "cache", "--output", "json"]
+    assert cbench(*argv)[0] == 0
     (cached,) = (qa / "cache").rglob("*.jsonl")
     cached = cached.relative_to(qa)  # as the run names it, under --cache-dir cache
     cached.unlink()
     os.mkfifo(cached)  # opened for reading or appending, it would hold the run until a writer came
-    code, out, err = cli(capsys, *argv)
+    code, out, err = cbench(*argv)
     assert code == 0, err
     warnings = json.loads(out)["summary"]["warnings"]
     assert f"cache {cached} is not a regular file: not read; those rows are computed again" in warnings
     assert any(w.startswith(f"caching stopped: cannot write {cached}: not a regular file") for w in warnings)
-    assert stat.S_ISFIFO(os.stat(cached).st_mode) and len(server.requests) == 6
+    assert stat.S_ISFIFO(os.stat(cached).st_mode) and len(paris.requests) == 6

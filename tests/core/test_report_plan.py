@@ -13,28 +13,17 @@ import sys
 
 import pytest
 
-from context_bench.cli import main
 from context_bench.testing import FakeServer
 
 SECRET = "aws-secret-0123456789abcdefXYZ"
 OPENAI = "sk-openai-0123456789abcdefXYZ"
 
 
-def cli(capsys, *argv):
-    code = main([*argv, "--no-progress"])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def workdir(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
+@pytest.fixture(autouse=True)
+def keys(workdir, write_rows, monkeypatch):
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET)
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
-    (tmp_path / "qa.jsonl").write_text(
-        json.dumps({"id": "1", "question": "capital of France", "answer": "Paris"}) + "\n", encoding="utf-8"
-    )
-    return tmp_path
+    write_rows([{"id": "1", "question": "capital of France", "answer": "Paris"}])
 
 
 @pytest.fixture
@@ -75,10 +64,10 @@ def expected_plan(workdir, system, judge, key="the key in $AWS_SECRET_ACCESS_KEY
 
 
 @pytest.mark.parametrize("flag", ["--rerun", "--config"])
-def test_without_yes_a_report_is_shown_and_nothing_runs(capsys, workdir, endpoints, flag):
+def test_without_yes_a_report_is_shown_and_nothing_runs(cbench, workdir, endpoints, flag):
     system, judge = endpoints
     crafted(workdir, system, judge)
-    code, out, err = cli(capsys, "run", flag, "report.json")
+    code, out, err = cbench("run", flag, "report.json")
     lines = err.splitlines()
     assert code == 2 and out == "" and lines[:-1] == expected_plan(workdir, system, judge)
     assert lines[-1] == (
@@ -91,10 +80,10 @@ def test_without_yes_a_report_is_shown_and_nothing_runs(capsys, workdir, endpoin
 
 
 @pytest.mark.parametrize("flag", ["--rerun", "--config"])
-def test_with_yes_it_runs_as_shown_and_the_report_goes_to_stdout(capsys, workdir, endpoints, flag):
+def test_with_yes_it_runs_as_shown_and_the_report_goes_to_stdout(cbench, workdir, endpoints, flag):
     system, judge = endpoints
     crafted(workdir, system, judge)
-    code, out, err = cli(capsys, "run", flag, "report.json", "--yes", "--max-failure-rate", "1")
+    code, out, err = cbench("run", flag, "report.json", "--yes", "--max-failure-rate", "1")
     assert code == 0, err
     assert err.splitlines()[:6] == expected_plan(workdir, system, judge)
     assert (workdir / "marker").exists()  # the program ran: the user said so
@@ -104,11 +93,11 @@ def test_with_yes_it_runs_as_shown_and_the_report_goes_to_stdout(capsys, workdir
     assert {row["system"] for row in json.loads(out)["rows"]} == {"remote", "local"}
 
 
-def test_with_no_key_variable_named_the_plan_names_openai_api_key(capsys, workdir, endpoints, monkeypatch):
+def test_with_no_key_variable_named_the_plan_names_openai_api_key(cbench, workdir, endpoints, monkeypatch):
     system, judge = endpoints
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI)
     crafted(workdir, system, judge, key_env=None)
-    code, _, err = cli(capsys, "run", "--rerun", "report.json", "--yes", "--max-failure-rate", "1")
+    code, _, err = cbench("run", "--rerun", "report.json", "--yes", "--max-failure-rate", "1")
     assert code == 0, err
     shown = "the key in $OPENAI_API_KEY"
     assert err.splitlines()[:6] == expected_plan(workdir, system, judge, key=shown, judge_key=shown)
@@ -116,20 +105,20 @@ def test_with_no_key_variable_named_the_plan_names_openai_api_key(capsys, workdi
     assert OPENAI not in err
 
 
-def _first_report(capsys, workdir, system):
+def _first_report(cbench, workdir, system):
     argv = ["run", "--proxy", system.url, "--dataset", "qa.jsonl", "--output", "json", "--out", "report.json"]
-    assert cli(capsys, *argv)[0] == 0
+    assert cbench(*argv)[0] == 0
     return (workdir / "report.json").read_bytes()
 
 
-def test_rerun_never_overwrites_the_report_it_reads(capsys, workdir, endpoints):
+def test_rerun_never_overwrites_the_report_it_reads(cbench, workdir, endpoints):
     system, _ = endpoints
-    first = _first_report(capsys, workdir, system)
+    first = _first_report(cbench, workdir, system)
     assert json.loads(first)["metadata"]["config"]["output"]["out"] == "report.json"  # it names itself
-    code, out, err = cli(capsys, "run", "--rerun", "report.json", "--yes")
+    code, out, err = cbench("run", "--rerun", "report.json", "--yes")
     assert code == 0, err
     assert (workdir / "report.json").read_bytes() == first and json.loads(out)["rows"]
-    code, _, err = cli(capsys, "run", "--rerun", "report.json", "--yes", "--out", "report.json")
+    code, _, err = cbench("run", "--rerun", "report.json", "--yes", "--out", "report.json")
     assert code == 2 and "--out report.json is an input file of this command" in err
     assert (workdir / "report.json").read_bytes() == first
 
@@ -163,20 +152,20 @@ def test_piped_input_is_no_answer(workdir, endpoints):
     assert done.returncode == 2 and b"run it?" not in done.stderr and not (workdir / "marker").exists()
 
 
-def test_a_report_cannot_answer_for_the_user(capsys, workdir, endpoints):
+def test_a_report_cannot_answer_for_the_user(cbench, workdir, endpoints):
     system, judge = endpoints
     report = crafted(workdir, system, judge)
     data = json.loads(report.read_text(encoding="utf-8"))
     data["metadata"]["config"]["options"]["yes"] = True
     report.write_text(json.dumps(data), encoding="utf-8")
-    code, _, err = cli(capsys, "run", "--config", "report.json", "--yes")
+    code, _, err = cbench("run", "--config", "report.json", "--yes")
     assert code == 2 and "report.json: unknown key 'options.yes'" in err
-    code, _, err = cli(capsys, "run", "--config", "report.json", "--rerun", "report.json")
+    code, _, err = cbench("run", "--config", "report.json", "--rerun", "report.json")
     assert code == 2 and "give --config FILE or --rerun REPORT, not both" in err
 
 
 @pytest.mark.parametrize("out", ["run.toml", "qa.jsonl", "prices.toml"])
-def test_a_run_files_out_never_names_the_run_file_or_an_input(capsys, workdir, endpoints, out):
+def test_a_run_files_out_never_names_the_run_file_or_an_input(cbench, workdir, endpoints, out):
     system, _ = endpoints
     (workdir / "prices.toml").write_text("[m]\ninput = 1\noutput = 2\n", encoding="utf-8")
     text = (
@@ -185,18 +174,18 @@ def test_a_run_files_out_never_names_the_run_file_or_an_input(capsys, workdir, e
     )
     (workdir / "run.toml").write_text(text, encoding="utf-8")
     before = {name: (workdir / name).read_bytes() for name in ("run.toml", "qa.jsonl", "prices.toml")}
-    code, _, err = cli(capsys, "run", "--config", "run.toml")
+    code, _, err = cbench("run", "--config", "run.toml")
     assert code == 2 and f"--out {out} is an input file of this command" in err
     assert {name: (workdir / name).read_bytes() for name in before} == before and system.requests == []
 
 
-def test_a_hand_written_run_file_stays_trusted(capsys, workdir):
+def test_a_hand_written_run_file_stays_trusted(cbench, workdir):
     (workdir / "run.toml").write_text(
         f"[[systems]]\ncommand = \"sh -c 'touch {workdir / 'marker'}; echo Paris'\"\n\n"
         '[[datasets]]\npath = "qa.jsonl"\n\n[output]\nformat = "json"\nout = "mine.json"\n',
         encoding="utf-8",
     )
-    code, _, err = cli(capsys, "run", "--config", "run.toml")
+    code, _, err = cbench("run", "--config", "run.toml")
     assert code == 0 and "is a report" not in err and (workdir / "marker").exists()
     assert json.loads((workdir / "mine.json").read_text(encoding="utf-8"))["rows"][0]["response"] == "Paris"
 
