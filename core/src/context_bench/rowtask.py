@@ -227,10 +227,11 @@ def _fill_output(row: EvalRow, processed: dict[str, Any]) -> None:
 
 def _beyond_bounds(processed: dict[str, Any]) -> str | None:
     """What is wrong with the first figure of a system's output past its documented bound
-    (:data:`~context_bench.bounds.FIGURES`); None when all are within them."""
+    (:data:`~context_bench.bounds.FIGURES`); None when all are within them.  A figure that is not
+    a finite number is no figure (left out of the row), not an error."""
     for field in _ROW_FIELDS:
         value = processed.get(field)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
             try:
                 check_figure(field, value)
             except ValueError as exc:
