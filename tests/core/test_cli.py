@@ -105,7 +105,10 @@ def test_score_rows_grouped_by_their_system_field(capsys, tmp_path):
         (["score", "--output", "pdf"], "invalid choice: 'pdf'"),
         (["score", str(sample_path()), "--no-evaluator", "NoSuch"], "cannot exclude evaluator 'NoSuch'"),
         (["-p", "cbench-math", "plugins"], "-p takes no:NAME"),
-        (["score", "-n", "0"], "-n/--max-examples must be at least 1"),
+        (
+            ["score", "-n", "0"],
+            "argument -n/--max-examples: must be a whole number of rows from 1 to 1,000,000,000",
+        ),
         (["score", "--out", "/nonexistent/dir/report.json"], "no directory /nonexistent/dir"),
     ],
 )
@@ -375,7 +378,10 @@ def test_a_plugin_command_reuses_the_run_flags(capsys, tmp_path):
     assert args.handler(args, host) == 0
     assert json.loads(capsys.readouterr().out)["rows"][0]["scores"]["echoed"] == 1.0
     assert seen == {"echo_level": 2, "cache_dir": str(tmp_path)}  # not max_concurrency, output, word...
-    with pytest.raises(UsageError, match="--max-concurrency must be at least 1"):
+    with pytest.raises(
+        UsageError,
+        match="--max-concurrency/--max-workers: must be a whole number of rows in flight from 1 to 10,000",
+    ):
         RunOptions.from_args(
             build_parser(host).parse_args(["echo", "--word", "x", "--max-concurrency", "0"]), host
         )

@@ -77,7 +77,10 @@ def test_call_timeout_defaults_to_600_seconds_and_reaches_evaluate():
 @pytest.mark.parametrize("value", ["0", "-1", "nan"])
 def test_a_call_timeout_of_zero_or_less_is_a_usage_error(capsys, value):
     code, _, err = cli(capsys, "score", f"--call-timeout={value}")
-    assert code == 2 and err.strip() == "context-bench: error: --call-timeout must be more than 0 seconds"
+    assert code == 2 and err.strip() == (
+        "context-bench: error: score: argument --call-timeout: must be a number of seconds above 0, "
+        f"at most 86,400 (got {value!r})"
+    )
 
 
 def test_a_call_past_the_deadline_is_a_row_error(capsys, qa):
@@ -121,4 +124,7 @@ def test_max_row_bytes_caps_a_row_of_score_and_run(capsys, tmp_path):
 
 def test_max_row_bytes_below_one_is_a_usage_error(capsys):
     code, _, err = cli(capsys, "score", "--max-row-bytes", "0")
-    assert code == 2 and err.strip() == "context-bench: error: --max-row-bytes must be at least 1"
+    assert code == 2 and err.strip() == (
+        "context-bench: error: score: argument --max-row-bytes: must be a whole number of bytes "
+        "from 1 to 1,073,741,824 (got '0')"
+    )

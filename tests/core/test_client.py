@@ -177,7 +177,7 @@ def test_the_shared_cool_down_is_capped_and_counted_against_the_deadline(face):
     from context_bench.client import RetryPolicy, _cool_down
     from context_bench.testing import FakeServer, Reply
 
-    retry = RetryPolicy(max_retries=3, base_delay=0.01, max_retry_after=0.2)
+    retry = RetryPolicy(max_retries=4, base_delay=0.01, max_retry_after=0.2)  # it answers only 429 first
     storm = [Reply("quota", status=429, headers={"Retry-After": "1000000000"})] * 4
     with FakeServer(lambda body: storm.pop() if storm else "fine") as server:
         # four 429s in a row start the cool-down; it pauses the URL for the cap, not 10^9 s

@@ -154,7 +154,7 @@ def test_max_workers_is_max_concurrency(capsys, data):
     code, out, _ = _run(capsys, data, "--command", ANSWER, "--max-workers", "1")
     assert code == 0 and len(json.loads(out)["rows"]) == 2
     code, _, err = _run(capsys, data, "--command", ANSWER, "--max-workers", "0")
-    assert code == 2 and "--max-concurrency must be at least 1" in err
+    assert code == 2 and "must be a whole number of rows in flight from 1 to 10,000" in err
 
 
 def test_the_api_caches_by_command_and_prompt_and_runs_in_evaluate(tmp_path):

@@ -106,10 +106,10 @@ def test_fail_under_naming_nothing_in_the_run_is_a_usage_error_after_the_report(
         (("--fail-if-worse", "f1"), "--fail-if-worse needs --baseline NAME"),
         (("--price", "gpt=1"), "--price gpt=1: expected MODEL=IN,OUT (dollars per million tokens)"),
         (("--price", "gpt=1,-2"), "--price gpt=1,-2: '-2' is not a price"),
-        (("--fail-if-worse", "f1=-0.1", "--baseline", "mine"), "the margin cannot be negative"),
+        (("--fail-if-worse", "f1=-0.1", "--baseline", "mine"), "'-0.1' is not a number from 0 to 1,000,000"),
         (("--fail-if-worse", "=0.1", "--baseline", "mine"), "--fail-if-worse =0.1: expected FIELD[=MARGIN]"),
-        (("--max-failure-rate", "1.5"), "--max-failure-rate must be between 0 and 1"),
-        (("--max-failure-rate", "nan"), "--max-failure-rate must be between 0 and 1"),
+        (("--max-failure-rate", "1.5"), "--max-failure-rate: must be a number from 0 to 1 (got '1.5')"),
+        (("--max-failure-rate", "nan"), "--max-failure-rate: must be a number from 0 to 1 (got 'nan')"),
     ],
 )
 def test_a_malformed_gate_is_refused_before_any_row_runs(capsys, qa, flags, said):

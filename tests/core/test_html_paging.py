@@ -113,7 +113,10 @@ def test_the_page_the_rows_file_and_the_inline_page_hold_the_same_rows(scored, t
 def test_a_negative_limit_is_a_one_line_error(scored, tmp_path, capsys):
     assert _score(scored, tmp_path / "r.html", "--html-inline-rows", "-1") == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert err == ["context-bench: error: --html-inline-rows must be 0 or more"]
+    assert err == [
+        "context-bench: error: score: argument --html-inline-rows: must be a whole number of rows "
+        "from 0 to 1,000,000,000 (got '-1')"
+    ]
 
 
 def test_fields_keep_their_positions_when_a_later_row_brings_a_new_one():

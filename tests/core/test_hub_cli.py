@@ -180,3 +180,35 @@ def test_a_fetched_set_loads_again_offline_from_the_cache(hub, monkeypatch):
     monkeypatch.delenv("CBENCH_HUB_MIRROR")
     rows = load("squad", host=isolated_host()).rows
     assert [row["id"] for row in rows] == ["56be4db0acb8001400a502ec", "56be4db0acb8001400a502ed"]
+
+
+def test_a_mirror_row_past_the_row_cap_is_a_row_error_never_sent(hub, monkeypatch, capsys):
+    """Issue 24: a 12 MB row of a hub mirror was loaded and sent whole with --max-row-bytes 1000."""
+    mirror = hub / "mirror"
+    shutil.copytree(MIRROR / "rajpurkar" / "squad", mirror / "rajpurkar" / "squad")
+    rows = mirror / "rajpurkar" / "squad" / "plain_text" / "validation.jsonl"
+    huge = {
+        "id": "huge", "title": "t", "context": "x" * 12_000_000, "question": "Which team won?",
+        "answers": {"text": ["Broncos"], "answer_start": [0]},
+    }  # fmt: skip
+    with rows.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(huge) + "\n")
+    monkeypatch.delenv("CBENCH_HUB_MIRROR")
+    with FakeServer(lambda body: "Denver Broncos") as server:
+        code = main(
+            ["run", "--proxy", server.url, "--dataset", "squad", "--hub-mirror", str(mirror),
+             "--output", "json", "--max-row-bytes", "1000", "--max-failure-rate", "1", "--no-progress"]
+        )  # fmt: skip
+        sizes = [len(json.dumps(body)) for body in server.requests]
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert len(sizes) == 2 and max(sizes) < 1000  # the two small rows only
+    third = json.loads(out)["rows"][2]
+    assert third["example_id"] == "#2" and third["errors"] == [
+        {
+            "stage": "input",
+            "source": "data set 'squad' row 3",
+            "type": "MalformedRow",
+            "message": "the row is longer than 1,000 bytes (the row size limit)",
+        }
+    ]

@@ -137,8 +137,9 @@ def test_a_report_repeats_its_run(capsys, server, workdir):
     assert run(capsys, "run", "--config", "run.toml")[0] == 0
     first = json.loads((workdir / "first.json").read_text(encoding="utf-8"))
     for flag, out in (("--rerun", "second.json"), ("--config", "third.json")):
-        code, _, err = run(capsys, "run", flag, "first.json", "--out", out)
+        code, _, err = run(capsys, "run", flag, "first.json", "--out", out, "--yes")
         assert code == 0, err
+        assert "first.json is a report: the run it records would" in err
         again = json.loads((workdir / out).read_text(encoding="utf-8"))
         assert comparable(again["rows"]) == comparable(first["rows"])
         assert comparable(again["summary"]) == comparable(first["summary"])
@@ -224,7 +225,10 @@ def test_a_command_system_in_a_run_file(capsys, workdir):
         ('[options]\njudge_key = "sk-SECRETVALUE1234567"\n', "unknown key 'options.judge_key'"),
         ('[[datasets]]\npath = "qa.jsonl"\nlimit = 3\n', "data set 1: unknown key 'limit'"),
         ('[[systems]]\nurl = "{u}"\napi_key = "sk-SECRETVALUE1234567"\n', "unknown setting 'api_key'"),
-        ('[options]\nmax_concurrency = "many"\n', "options.max_concurrency: invalid int value: 'many'"),
+        (
+            '[options]\nmax_concurrency = "many"\n',
+            "options.max_concurrency: must be a whole number of rows in flight from 1 to 10,000",
+        ),
         ('[output]\nformat = "pdf"\n', "output.format: invalid choice: 'pdf'"),
         ("[gates]\nmax_failure_rate = [1]\n", "gates.max_failure_rate takes one value"),
         ('[evaluators]\nautowire = "no"\n', "evaluators.autowire must be true or false"),

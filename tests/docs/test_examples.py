@@ -744,6 +744,10 @@ OTHER_BLOCKS = {
     ("docs/plugins.md", "toml"): "the plugin's pyproject.toml: test_plugin_doc.py builds the plugin with it",
     ("docs/plugins.md", "jsonl"): "the plugin's data file: test_plugin_doc.py builds it into the wheel",
     ("docs/plugins.md", "text"): "building and trying the plugin: test_plugin_doc.py runs each line",
+    (
+        "docs/ci.md",
+        "text",
+    ): "a report's plan: test_report_plan.py::test_the_documented_plan_is_what_a_report_gets",
     ("docs/pytest.md", ""): "assert_scores's message: test_pytest_plugin.py runs the example",
     ("docs/reports.md", "toml"): "the prices file: write_files saves it for `score --prices prices.toml`",
 }

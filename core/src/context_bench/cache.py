@@ -113,6 +113,11 @@ class RunCache:
         entries: dict[str, CachedRow] = {}
         if not path.exists():
             return entries
+        if not path.is_file():  # a FIFO would hold the run until someone wrote to it
+            self.notices.append(
+                f"cache {path} is not a regular file: not read; those rows are computed again"
+            )
+            return entries
         skipped = 0
         with path.open(encoding="utf-8", errors="replace") as handle:  # a torn line may end mid-character
             for line in handle:
@@ -167,6 +172,8 @@ class RunCache:
     def _open(path: Path) -> IO[str]:
         """Open for appending; a record torn by a killed run gets its own line, so the next one is intact."""
         path.parent.mkdir(parents=True, exist_ok=True)
+        if path.exists() and not path.is_file():  # a FIFO, a device: never opened, never replaced
+            raise OSError(0, "not a regular file")
         handle = path.open("a", encoding="utf-8")
         if handle.tell() > 0:
             with path.open("rb") as existing:

@@ -15,8 +15,8 @@ endpoint) and share every rule:
 * 429, 408, 409, 5xx, connection errors, timeouts, an ``error`` body and malformed JSON are tried
   again (:class:`RetryPolicy`: jittered exponential backoff; the endpoint's wait hint, read from
   ``retry-after-ms``, ``Retry-After`` (seconds or an HTTP date) or LiteLLM's
-  ``llm_provider-retry-after``, wins up to a cap; 429s get a larger budget); 401 and 403 (the key
-  was refused), other 4xx, empty ``choices``, null content and content that is not text are final;
+  ``llm_provider-retry-after``, wins up to a cap; 429s get a larger budget while the URL answers
+  others); 401 and 403 (the key refused), other 4xx, empty ``choices``, null or non-text content are final;
 * the shared cool-down: when 429s dominate a URL's recent answers, every request to that URL, from
   either face, waits out the (capped) hint, not only the one that got it;
 * deadlines: one HTTP request may take ``timeout`` seconds in all (a body dripping in slowly is cut
@@ -100,8 +100,8 @@ class Completion:
 class RetryPolicy:
     """Exponential backoff with jitter; a server's ``Retry-After`` wins, up to ``max_retry_after``.
 
-    ``max_retries`` bounds retries after errors (5xx, resets, timeouts, bad bodies).  Rate limiting
-    is the endpoint telling us to wait, not failing, so 429s get ``rate_limit_factor`` times as many.
+    ``max_retries`` bounds retries after errors (5xx, resets, timeouts, bad bodies); a 429 says wait,
+    so 429s get ``rate_limit_factor`` times as many while the URL answers others (not a spent quota).
     """
 
     max_retries: int = attrs.field(default=3, validator=attrs.validators.ge(0))
@@ -353,6 +353,11 @@ class _CoolDown:
     def remaining(self) -> float:
         return self.until - time.monotonic()
 
+    def only_429(self) -> bool:
+        """Whether every recent answer was a 429 (a limit that does not lift): no larger budget then."""
+        with self._lock:
+            return all(self._recent)
+
     def note(self, outcome: Completion | _Failure, cap: float) -> None:
         limited = isinstance(outcome, _Failure) and outcome.rate_limited
         with self._lock:
@@ -551,7 +556,8 @@ class _BaseChatClient:
         policy = tries.policy
         if failure.rate_limited:
             tries.limited += 1
-            exhausted, nth = tries.limited > policy.max_rate_limited, tries.limited
+            budget = policy.max_retries if _cool_down(self.url).only_429() else policy.max_rate_limited
+            exhausted, nth = tries.limited > budget, tries.limited
         else:
             tries.errors += 1
             exhausted, nth = tries.errors > policy.max_retries, tries.errors

@@ -36,12 +36,17 @@ DEFAULT_MAX_FAILURE_RATE = 0.1
 
 
 def _number(text: str, flag: str, given: str) -> float:
+    """A gate's number, within the flag's range (:data:`~context_bench.bounds.BOUNDS`)."""
+    from .bounds import BOUNDS
+
     try:
         value = float(text)
     except ValueError:
         value = math.nan
     if not math.isfinite(value):
         raise UsageError(f"{flag} {given}: {text!r} is not a number")
+    if not BOUNDS[flag].holds(value):
+        raise UsageError(f"{flag} {given}: {text!r} is not {BOUNDS[flag].describe()}")
     return value
 
 
@@ -89,10 +94,7 @@ class WorseGate:
         field, equals, margin = given.partition("=")
         if not field:
             raise UsageError(f"--fail-if-worse {given}: expected FIELD[=MARGIN]")
-        value = _number(margin, "--fail-if-worse", given) if equals else 0.0
-        if value < 0:
-            raise UsageError(f"--fail-if-worse {given}: the margin cannot be negative")
-        return cls(field, value, given)
+        return cls(field, _number(margin, "--fail-if-worse", given) if equals else 0.0, given)
 
 
 @attrs.frozen

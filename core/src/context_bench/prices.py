@@ -65,12 +65,15 @@ class Prices:
 
 
 def _amount(text: Any, where: str) -> float:
+    from .bounds import BOUNDS
+
+    bound = BOUNDS["--price"]
     try:
         value = float(text)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # a huge whole number in a TOML file
         value = math.nan
-    if not (math.isfinite(value) and value >= 0):
-        raise UsageError(f"{where}: {text!r} is not a price (dollars per million tokens, 0 or more)")
+    if isinstance(text, bool) or not bound.holds(value):
+        raise UsageError(f"{where}: {text!r} is not a price ({bound.describe()})")
     return value
 
 

@@ -17,6 +17,7 @@ from typing import Any
 
 import attrs
 
+from .bounds import check_figure
 from .cache import CachedRow
 from .encodable import repair_text
 from .errors import DeadlineExceeded
@@ -98,6 +99,10 @@ def row_steps(task: RowTask) -> Steps:
             return row
         if "latency" not in processed:  # a system may report its own (None: not measurable)
             processed = {**processed, "latency": elapsed}
+        beyond = _beyond_bounds(processed)
+        if beyond is not None:  # 1e308 tokens would make every sum infinite: the row's error
+            row.errors.append(RowError("system", system_name, "ValueError", beyond))
+            return row
         response = processed["response"]
         if type(response) is str and not response.isascii() and repair_text(response) is not response:
             # noted in the output itself, so a re-run from the cache notes it too
@@ -218,6 +223,20 @@ def _fill_output(row: EvalRow, processed: dict[str, Any]) -> None:
         extras = {k: v for k, v in processed.items() if k not in _ROW_FIELDS and k not in _NOT_EXTRAS}
         if extras:
             row.meta.setdefault("output", extras)
+
+
+def _beyond_bounds(processed: dict[str, Any]) -> str | None:
+    """What is wrong with the first figure of a system's output past its documented bound
+    (:data:`~context_bench.bounds.FIGURES`); None when all are within them.  A figure that is not
+    a finite number is no figure (left out of the row), not an error."""
+    for field in _ROW_FIELDS:
+        value = processed.get(field)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            try:
+                check_figure(field, value)
+            except ValueError as exc:
+                return str(exc)
+    return None
 
 
 def _merge(row: EvalRow, evaluator: Any, scores: Any, key: str, record: bool) -> None:

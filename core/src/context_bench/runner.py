@@ -18,6 +18,7 @@ from .cache import RunCache
 from .compact import IdSet
 from .datasets import Dataset, MalformedRow, RepairedRow
 from .executor import Executor, LocalExecutor
+from .fail_fast import FailFast
 from .identity import content_hash, identity
 from .plugins import PluginHost, get_host
 from .progress import Progress
@@ -109,13 +110,21 @@ class _TaskBuilder:
             found = self._keys[id(evaluators)] = (evaluators, keys)
         return found[1]
 
-    def tasks(self, systems: Sequence[Any], datasets: list[tuple[str, Iterable[Any]]]) -> Iterator[RowTask]:
-        """Each (system, row)'s task, built as it is drawn; the hints are complete once all were."""
+    def tasks(
+        self,
+        systems: Sequence[Any],
+        datasets: list[tuple[str, Iterable[Any]]],
+        stopped: Callable[[str], bool] | None = None,
+    ) -> Iterator[RowTask]:
+        """Each (system, row)'s task, built as it is drawn; the hints are complete once all were.
+        A system ``stopped(name)`` says is stopped gets no more tasks."""
         index = 0
         for system in systems:
             for name, rows in datasets:
                 seen: dict[tuple[str, str], IdSet] = {}
                 for number, example in enumerate(rows):
+                    if stopped is not None and stopped(getattr(system, "name", "")):
+                        break
                     task = self._task(index, self._system(system, example), name, number, example, seen)
                     index += 1
                     yield task
@@ -246,6 +255,7 @@ def evaluate(
     exclude_errors: bool = False,
     analysis: Analysis | None = None,
     stream: Callable[[EvalRow], None] | None = None,
+    fail_fast: int = 0,
 ) -> EvalResult:
     """Run every system over every row and score each row.
 
@@ -272,6 +282,10 @@ def evaluate(
     :class:`~context_bench.summary.Summarizer`).  ``exclude_errors`` picks the summary's headline
     means (see :attr:`~context_bench.records.Summary.exclude_errors`); ``analysis`` its figures'
     settings (primary score, threshold, baseline, prices: :class:`~context_bench.analysis.Analysis`).
+
+    ``fail_fast`` (K, 0 never): a system whose first K finished rows all fail with the same system
+    error is misconfigured; it gets no more rows, and the summary's warnings say why
+    (:class:`~context_bench.fail_fast.FailFast`).  Scoring runs never stop.
     """
     if cache is not None and cache_dir:
         raise ValueError("pass cache_dir or an open cache, not both")
@@ -303,9 +317,10 @@ def evaluate(
     )
     delivery = _Delivery(summarize, stream)
     in_flight: dict[int, RowTask] = {}
+    watch = FailFast(0 if scoring else fail_fast)
 
     def drawn() -> Iterator[RowTask]:
-        for task in builder.tasks(system_list, datasets):
+        for task in builder.tasks(system_list, datasets, watch.stopped if watch.limit else None):
             in_flight[task.index] = task
             yield task
 
@@ -322,6 +337,7 @@ def evaluate(
             )
         if finish_row is not None:
             finish_row(row)
+        watch.seen(row)
         delivery.add(row, task.evaluators)
         bar.update(errors=1 if row.errors else 0)
 
@@ -336,7 +352,8 @@ def evaluate(
         raise RuntimeError(
             f"the executor returned without {len(in_flight)} row(s) (the first: {min(in_flight)})"
         )
-    notices = [*wirer.hints, *builder.hints, *delivery.not_applicable(), *builder.evaluator_notices()]
+    notices = [*watch.lines, *wirer.hints, *builder.hints, *delivery.not_applicable()]
+    notices += builder.evaluator_notices()
     if cache is not None:
         notices += [*cache.notices, *([cache.failure] if cache.failure else [])]
     summarize.notices = notices

@@ -270,3 +270,18 @@ def test_unreadable_answers_are_not_cached(judge_server, tmp_path) -> None:
     assert judge.score(*ROW) == YES  # from the cache
     assert server.count == 2
     assert (judge.stats.calls, judge.stats.cached, judge.stats.parse_errors) == (2, 1, 1)
+
+
+@pytest.mark.timeout(30)
+def test_a_cache_entry_that_is_not_a_file_is_a_miss_and_stays_as_it_was(judge_server, tmp_path) -> None:
+    import os
+    import stat
+
+    server = judge_server(_script())
+    judge = MemoryJudge(server.url, cache_dir=tmp_path)
+    assert judge.score(*ROW) == YES
+    (entry,) = tmp_path.rglob("*.json")
+    entry.unlink()
+    os.mkfifo(entry)  # read, it would hold the judge until a writer came
+    assert judge.score(*ROW) == YES and server.count == 2
+    assert stat.S_ISFIFO(os.stat(entry).st_mode)

@@ -37,7 +37,7 @@ def test_plugins_lists_the_executor(capsys):
 
 def test_a_bad_batch_size_is_refused_before_any_row_runs(capsys):
     assert main(["score", "--executor", "ray", "--ray-batch-size", "0", "--no-progress"]) == 2
-    assert "--ray-batch-size: must be at least 1" in capsys.readouterr().err
+    assert "--ray-batch-size: must be a whole number of rows from 1 to 1,000,000" in capsys.readouterr().err
 
 
 def test_listing_and_parsing_import_no_ray():

@@ -78,7 +78,8 @@ def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
     run = resolve_run(args)  # a --config file merged into args first: RunOptions reads the result
     options = RunOptions.from_args(args, host)
     settings = run.systems
-    refuse_input_as_out(options.out, [entry.spec for entry in run.datasets])
+    files = (args.config, args.rerun, getattr(args, "prices", None))  # read too: never overwritten
+    refuse_input_as_out(options.out, [*(entry.spec for entry in run.datasets), *filter(None, files)])
     inputs = Inputs(host, options.max_examples)
     for entry in run.datasets:
         if entry.path is not None:  # read as the run goes, not listed first
@@ -167,6 +168,7 @@ def _evaluate(
             exclude_errors=options.exclude_errors,
             analysis=analysis,
             stream=stream,
+            fail_fast=options.fail_fast,
             **kwargs,
         )
         for notice in inputs.notices[told:]:  # of files read to their end during the run
@@ -261,9 +263,10 @@ def cmd_compare(args: argparse.Namespace, host: PluginHost) -> int:
     from ..gates import Gates
     from ..records import EvalResult
     from ..summary import Summarizer
-    from .run_options import _check_out, analysis_from_args
+    from .run_options import analysis_from_args, check_out
 
-    _check_out(args.out)
+    if args.out:
+        check_out(args.out, args.output)
     analysis = analysis_from_args(args)
     rows, notices = load_runs(args.files)
     summarize = Summarizer(notices=notices, analysis=analysis)

@@ -4,6 +4,7 @@ a run's own JSONL report read back, and files that belong to another command ref
 from __future__ import annotations
 
 import itertools
+import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -116,8 +117,9 @@ def refuse_input_as_out(out: str | None, inputs: Iterable[str]) -> None:
     """``--out`` naming a file the command reads would overwrite the data set: refuse before running."""
     if not out:
         return
-    target = Path(out).resolve()
+    if not Path(out).is_file():
+        return
     for spec in inputs:
         path = Path(spec)
-        if path.is_file() and path.resolve() == target:
+        if path.is_file() and os.path.samefile(path, out):  # a link or another name for it too
             raise UsageError(f"--out {out} is an input file of this command: write the report elsewhere")

@@ -190,6 +190,7 @@ def _evaluator_text(evaluator: dict[str, Any]) -> str:
 
 def cmd_download(args: argparse.Namespace, host: PluginHost) -> int:
     """Each named hub data set's repository into ``--to``; a bad name fails before any download."""
+    from ..files import check_directory
     from ..hub._fetch import download
 
     known = host.datasets()
@@ -205,6 +206,7 @@ def cmd_download(args: argparse.Namespace, host: PluginHost) -> int:
             raise UsageError(f"{spec.name} is not a hub data set: there is nothing to download")
         chosen.append((spec, spec.source.pick(config or None)))
     target = Path(args.to).expanduser()
+    check_directory(str(target), "--to")
     for spec, config in chosen:
         where = download(spec.source, config, target)
         print(f"{spec.name}: {spec.source.repo} -> {where}")

@@ -16,8 +16,9 @@ repeatable one replaces the file's whole list); a run file that lists systems ta
 beside it.  A key the shape does not know is one line naming it and the file, its value unshown.
 
 :func:`resolved_config` is the other direction: the run as a run file states it, secrets removed,
-which the JSON report records in ``metadata.config`` so that ``--config report.json`` (or
-``--rerun report.json``) repeats the run.
+which the JSON report records in ``metadata.config`` so that ``--rerun report.json`` (or
+``--config report.json``) repeats the run, once its plan is confirmed (a report is someone else's:
+:mod:`~context_bench.cli.report_plan`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any
 
 import attrs
 
+from ..bounds import BOUNDS
 from ..errors import UsageError
 from .argv import plugin_flags, with_default_command
 from .system_flags import (
@@ -53,7 +55,7 @@ EVALUATOR_KEYS = {"add": "evaluator", "remove": "no_evaluator", "autowire": "no_
 OUTPUT_KEYS = {"format": "output", "out": "out"}
 GATE_KEYS = ("fail_under", "fail_if_worse", "baseline", "max_failure_rate")
 #: Run flags that are no setting of the run (the systems, data sets and this file have their parts).
-_NOT_OPTIONS = frozenset({"config", "dataset", "no_progress", "help", DEST})
+_NOT_OPTIONS = frozenset({"config", "rerun", "yes", "dataset", "no_progress", "help", DEST})
 
 
 @attrs.frozen
@@ -92,6 +94,11 @@ class Run:
 
 def read_run_file(path: str) -> dict[str, Any]:
     """A run file's table: TOML (``.toml``) or JSON; a JSON report gives the configuration it recorded."""
+    return _read_run_file(path)[0]
+
+
+def _read_run_file(path: str) -> tuple[dict[str, Any], bool]:
+    """A run file's table, and whether it is a report's recorded configuration (someone else's)."""
     try:
         text = Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -112,7 +119,8 @@ def read_run_file(path: str) -> dict[str, Any]:
             data = json.loads(text)
         except (ValueError, RecursionError) as exc:
             raise UsageError(f"{path}: invalid JSON: {getattr(exc, 'msg', exc)}") from None
-    if isinstance(data, dict) and isinstance(data.get("metadata"), dict) and "summary" in data:
+    report = isinstance(data, dict) and isinstance(data.get("metadata"), dict) and "summary" in data
+    if report:
         data = data["metadata"].get("config")  # a report: the run it records
         if not isinstance(data, dict):
             raise UsageError(f"{path}: this report records no run configuration to repeat")
@@ -121,7 +129,7 @@ def read_run_file(path: str) -> dict[str, Any]:
     unknown = [key for key in data if key not in SECTIONS]
     if unknown:
         raise UsageError(f"{path}: unknown key {unknown[0]!r} (a run file holds {', '.join(SECTIONS)})")
-    return data
+    return data, report
 
 
 def systems_from_file(path: str) -> list[SystemSettings]:
@@ -132,10 +140,16 @@ def systems_from_file(path: str) -> list[SystemSettings]:
 def resolve_run(args: argparse.Namespace) -> Run:
     """Merge ``--config FILE`` into ``args`` (the command line winning) and name the systems and data
     sets to run; without a run file, those of the command line."""
-    if not args.config:
+    if args.config and args.rerun:
+        raise UsageError("give --config FILE or --rerun REPORT, not both")
+    path = args.config or args.rerun
+    if not path:
         return Run(bind_systems(getattr(args, DEST)), _command_line_datasets(args))
-    path = args.config
-    data = read_run_file(path)
+    data, report = _read_run_file(path)
+    if report or args.rerun:  # someone else's run: shown, and run only when the user says so
+        from .report_plan import confirmed
+
+        data = confirmed(data, path, args)
     parser = args.run_parser
     given = _given(parser, args)
     for dest, value in _settings(data, path, parser).items():
@@ -186,8 +200,8 @@ def _datasets(listed: Any, path: str) -> list[DatasetEntry]:
         if "name" not in entry and "path" not in entry:
             raise UsageError(f"{where}: needs name (a registered data set) or path (a file)")
         limit = entry.get("max_examples")
-        if limit is not None and (type(limit) is not int or limit < 1):
-            raise UsageError(f"{where}: max_examples must be a whole number, 1 or more")
+        if limit is not None and (type(limit) is not int or not BOUNDS["--max-examples"].holds(limit)):
+            raise UsageError(f"{where}: max_examples must be {BOUNDS['--max-examples'].describe()}")
         if "path" in entry and not Path(entry["path"]).is_file():
             raise UsageError(f"{where}: data set file not found: {entry['path']}")
         if "path" in entry and ("config" in entry or "split" in entry):

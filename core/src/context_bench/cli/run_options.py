@@ -6,14 +6,15 @@ import argparse
 import os
 import socket
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import attrs
 
+from ..bounds import flag_type
 from ..datasets import MAX_ROW_BYTES
 from ..errors import UsageError
+from ..fail_fast import DEFAULT_FAIL_FAST
 from ..gates import DEFAULT_MAX_FAILURE_RATE, Gates
 from ..plugins import PluginHost
 from ..reports import FORMATS
@@ -56,14 +57,14 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     parser.add_argument(
         "-n",
         "--max-examples",
-        type=int,
+        type=flag_type("--max-examples"),
         metavar="N",
         help="at most N rows of each data set (per system in scored files), however many files it spans",
     )
     parser.add_argument(
         "--max-concurrency",
         "--max-workers",
-        type=int,
+        type=flag_type("--max-concurrency"),
         default=8,
         metavar="N",
         help="rows in flight (default 8; --max-workers is its name in earlier releases)",
@@ -79,7 +80,7 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
     parser.add_argument(
         "--html-inline-rows",
-        type=int,
+        type=flag_type("--html-inline-rows"),
         default=HTML_INLINE_ROWS,
         metavar="N",
         help="the HTML report (with --out) holds at most N rows itself; a bigger run's rows go to "
@@ -94,7 +95,7 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     )
     parser.add_argument(
         "--call-timeout",
-        type=float,
+        type=flag_type("--call-timeout"),
         default=DEFAULT_CALL_TIMEOUT,
         metavar="SECONDS",
         help="deadline of every system and evaluator call: a call past it is an error on its row and "
@@ -102,7 +103,7 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     )
     parser.add_argument(
         "--max-row-bytes",
-        type=int,
+        type=flag_type("--max-row-bytes"),
         default=MAX_ROW_BYTES,
         metavar="N",
         help="the largest row of a file read, in bytes: a bigger one is a row error "
@@ -146,7 +147,7 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     )
     gates.add_argument(
         "--max-failure-rate",
-        type=float,
+        type=flag_type("--max-failure-rate"),
         default=DEFAULT_MAX_FAILURE_RATE,
         metavar="R",
         help="exit 4 when a system could not answer, or an evaluator failed on, more than this share "
@@ -170,7 +171,7 @@ def add_figure_options(parser: argparse.ArgumentParser) -> None:
     )
     figures.add_argument(
         "--threshold",
-        type=float,
+        type=flag_type("--threshold"),
         default=DEFAULT_THRESHOLD,
         metavar="X",
         help=f"a row passes when its primary score reaches X (default {DEFAULT_THRESHOLD:g})",
@@ -188,15 +189,11 @@ def add_figure_options(parser: argparse.ArgumentParser) -> None:
 
 
 def analysis_from_args(args: argparse.Namespace) -> Analysis:
-    """The figures' settings the flags give; a bad price or threshold is a UsageError."""
-    import math
-
+    """The figures' settings the flags give; a bad price is a UsageError."""
     from ..analysis import Analysis
     from ..prices import Prices
 
     threshold = getattr(args, "threshold", None)
-    if threshold is not None and not math.isfinite(threshold):
-        raise UsageError("--threshold must be a number")
     defaults = Analysis()
     return Analysis(
         score_field=getattr(args, "score_field", None),
@@ -245,23 +242,16 @@ class RunOptions:
     split: str | None = None
     #: The executor ``--executor`` names (None: the runner's local one).
     executor: ExecutorSpec | None = None
+    #: Stop a system whose first K rows all fail alike (``--fail-fast``; 0 never).
+    fail_fast: int = DEFAULT_FAIL_FAST
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, host: PluginHost) -> RunOptions:
         """Read the flags :func:`add_run_options` added; a bad value is a UsageError, before any row runs."""
         if args.no_autowire and not args.evaluator:
             raise UsageError("--no-autowire needs at least one --evaluator")
-        if args.max_concurrency < 1:
-            raise UsageError("--max-concurrency must be at least 1")
-        if args.max_examples is not None and args.max_examples < 1:
-            raise UsageError("-n/--max-examples must be at least 1")
-        if not args.call_timeout > 0:  # NaN too
-            raise UsageError("--call-timeout must be more than 0 seconds")
-        if args.max_row_bytes < 1:
-            raise UsageError("--max-row-bytes must be at least 1")
-        if args.html_inline_rows < 0:
-            raise UsageError("--html-inline-rows must be 0 or more")
-        _check_out(args.out)
+        if args.out:
+            check_out(args.out, args.output)
         gates = Gates.parse(
             getattr(args, "fail_under", ()),
             getattr(args, "fail_if_worse", ()),
@@ -288,6 +278,7 @@ class RunOptions:
             hub_mirror=getattr(args, "hub_mirror", None),
             split=getattr(args, "split", None),
             executor=host.find_executor(args.executor) if getattr(args, "executor", None) else None,
+            fail_fast=getattr(args, "fail_fast", DEFAULT_FAIL_FAST),
             plugin_options={d: getattr(args, d) for d in sorted(host.option_dests()) if hasattr(args, d)},
         )
 
@@ -319,18 +310,16 @@ class RunOptions:
         }
 
 
-def _check_out(path: str | None) -> None:
-    """Refuse an unwritable ``--out`` before the run, not after its rows were paid for."""
-    if not path:
-        return
-    target = Path(path)
-    parent = target.parent if str(target.parent) else Path(".")
-    if target.is_dir():
-        raise UsageError(f"--out {path}: is a directory")
-    if not parent.is_dir():
-        raise UsageError(f"--out {path}: no directory {parent}")
-    if not os.access(target if target.exists() else parent, os.W_OK):
-        raise UsageError(f"--out {path}: not writable")
+def check_out(out: str, output: str) -> None:
+    """Refuse an ``--out`` nothing can be written to before the run, not after its rows were paid
+    for (:func:`~context_bench.files.check_target`); for HTML, the rows file beside it too."""
+    from ..files import check_target, written_through
+
+    check_target(out)
+    if output == "html" and not written_through(out):
+        from ..reports.html import rows_file
+
+        check_target(rows_file(os.path.realpath(out)), "--out (its rows file)")
 
 
 def emit(result: EvalResult, options: RunOptions, written: Any = None) -> int:
@@ -442,11 +431,14 @@ def _write_html(result: EvalResult, spool: Any, options: RunOptions) -> int:
     reads them from there; return how many characters of the page were repaired."""
     import contextlib
 
-    from ..files import atomic_writer
+    from ..files import atomic_writer, written_through
     from ..reports import html
 
     encoder = spool.encode
-    paged = options.out is not None and encoder.count > options.html_inline_rows
+    # a device or pipe has no "beside": its page holds every row
+    paged = (
+        bool(options.out) and encoder.count > options.html_inline_rows and not written_through(options.out)
+    )
     target = atomic_writer(options.out) if options.out else contextlib.nullcontext(sys.stdout)
     # beside the page where it lands (through a symlink, as atomic_writer writes it)
     rows_file = html.rows_file(os.path.realpath(options.out)) if paged else ""

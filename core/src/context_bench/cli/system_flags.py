@@ -25,15 +25,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 import attrs
 
+from ..bounds import flag_type
 from ..errors import UsageError
-from ..secrets import check_key_variable, key_shaped, redact
+from ..fail_fast import DEFAULT_FAIL_FAST
+from ..secrets import check_key_variable, redact
 
 DEFAULT_MODEL = "gpt-4o-mini"
 #: The namespace attribute the flags below append to, in command-line order.
@@ -42,34 +43,6 @@ DEST = "system_flags"
 OPENERS = ("url", "program")  # not "command": the subcommand's name
 #: The per-system settings a ``--command`` system takes.
 COMMAND_FIELDS = frozenset({"name", "system_prompt", "timeout"})
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    value = float(text)
-    if not math.isfinite(value) or value < 0:
-        raise ValueError
-    return value
-
-
-def _non_negative_int(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise ValueError
-    return value
-
-
-def _positive_int(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise ValueError
-    return value
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -83,18 +56,6 @@ def _json_object(text: str) -> dict[str, Any]:
     if reserved:
         raise argparse.ArgumentTypeError(f"may not set {', '.join(reserved)} (use --model, the data set)")
     return value
-
-
-def _typed(convert: Callable[[str], Any], what: str) -> Callable[[str], Any]:
-    def check(text: str) -> Any:
-        try:
-            return convert(text)
-        except ValueError:
-            got = "a value that looks like a key, not shown" if key_shaped(text) else repr(text)
-            raise argparse.ArgumentTypeError(f"must be {what} (got {got})") from None
-
-    check.__name__ = what  # argparse names the type in its own messages
-    return check
 
 
 @attrs.frozen
@@ -131,28 +92,28 @@ PER_SYSTEM: tuple[Flag, ...] = (
         "timeout",
         "SECONDS",
         "seconds one request may take (default 60)",
-        _typed(_positive_float, "a positive number of seconds"),
+        flag_type("--timeout"),
     ),
     Flag(
         "--max-retries",
         "max_retries",
         "N",
         "retries after a failed request (default 2; rate limits get three times as many)",
-        _typed(_non_negative_int, "a whole number, 0 or more"),
+        flag_type("--max-retries"),
     ),
     Flag(
         "--max-tokens",
         "max_tokens",
         "N",
         "max_tokens of each request (default: not sent, the endpoint decides)",
-        _typed(_positive_int, "a whole number, 1 or more"),
+        flag_type("--max-tokens"),
     ),
     Flag(
         "--temperature",
         "temperature",
         "T",
         "temperature of each request (default: not sent, the endpoint decides; 0 for repeatable answers)",
-        _typed(_non_negative_float, "a number, 0 or more"),
+        flag_type("--temperature"),
     ),
 )
 _BY_FIELD = {flag.field: flag for flag in PER_SYSTEM}
@@ -252,11 +213,29 @@ def add_system_flags(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--config",
-        "--rerun",
         metavar="FILE",
         help="a run file (TOML or JSON) with [[systems]], [[datasets]], [evaluators], [options], "
         "[output] and [gates] (see docs/ci.md); a flag on the command line overrides the file's "
-        "setting.  --rerun REPORT.json repeats the run a JSON report records",
+        "setting",
+    )
+    # a report is someone's data, not the user's orders: its run is shown and run only when told
+    group.add_argument(
+        "--rerun",
+        metavar="REPORT",
+        help="repeat the run a JSON report records (as --config REPORT.json does): its plan (programs, "
+        "endpoints and the key variables sent to them, files, options) is printed and run only with "
+        "--yes, or a 'y' typed at a terminal; the report goes to stdout unless --out is given here",
+    )
+    group.add_argument(
+        "--yes", action="store_true", help="run the plan of a report given to --rerun or --config"
+    )
+    group.add_argument(
+        "--fail-fast",
+        type=flag_type("--fail-fast"),
+        default=DEFAULT_FAIL_FAST,
+        metavar="K",
+        help="stop a system whose first K rows all fail with the same error (a wrong key, model or "
+        f"URL): its other rows are not run (default {DEFAULT_FAIL_FAST}; 0 never stops)",
     )
     for flag in PER_SYSTEM:
         group.add_argument(

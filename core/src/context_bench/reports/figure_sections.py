@@ -9,7 +9,7 @@ import math
 from typing import Any
 
 from ..records import Comparison, GroupSummary, Summary
-from .sections import MAX_WIDTH, Section, figure, fit, percent, score
+from .sections import HUGE, MAX_WIDTH, Section, figure, fit, percent, score
 
 #: Row ids a loss-audit cell lists before "…".
 AUDIT_IDS = 3
@@ -41,12 +41,16 @@ def readable(section: Section, width: int = MAX_WIDTH) -> list[Section]:
 
 
 def _whole(value: Any) -> str:
-    return "-" if value is None else str(round(value))
+    if value is None:
+        return "-"
+    return f"{value:.4g}" if not math.isfinite(value) or abs(value) >= HUGE else str(round(value))
 
 
 def _money(value: Any) -> str:
     if value is None or not isinstance(value, (int, float)) or not math.isfinite(value):
         return "-"
+    if abs(value) >= HUGE:
+        return f"${value:.4g}"
     return f"${value:.4f}" if abs(value) < 1 else f"${value:,.2f}"
 
 

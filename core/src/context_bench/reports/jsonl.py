@@ -73,7 +73,11 @@ class Writer:
         without, which not even a killed run leaves behind."""
         import tempfile
 
-        directory = os.path.dirname(os.path.realpath(out))
+        from ..files import written_through
+
+        # beside the report, on its file system; a device's or pipe's spool goes to the temporary
+        # directory (never /dev)
+        directory = None if written_through(out) else os.path.dirname(os.path.realpath(out))
         if not named:
             with tempfile.TemporaryFile(
                 "w+", encoding="utf-8", dir=directory, prefix=".cbench-rows."
@@ -101,11 +105,19 @@ class Writer:
 
     def keep(self, target: str) -> None:
         """Move a named spool's file, rows written and synced, to ``target`` (replacing it, with
-        the permissions a report written there gets), where it stays."""
-        from ..files import replacing_mode
+        the permissions a report written there gets), where it stays; a ``target`` that is a
+        device, FIFO or socket is written through instead."""
+        import shutil
+
+        from ..files import atomic_writer, replacing_mode, written_through
 
         assert self.path is not None, "only a named spool's file can be kept"
         self.handle.flush()
+        if written_through(target):
+            self.handle.seek(0)
+            with atomic_writer(target) as through:
+                shutil.copyfileobj(self.handle, through)
+            return
         os.fsync(self.handle.fileno())
         self.handle.close()
         os.chmod(self.path, replacing_mode(target))

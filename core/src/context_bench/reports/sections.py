@@ -46,13 +46,17 @@ class Section:
     max_cell: int = MAX_CELL
 
 
+#: From this size on a figure is shown in exponent form (1e+308 rather than 309 digits).
+HUGE = 1e15
+
+
 def score(value: Any) -> str:
     """A mean score: three decimals."""
     if value is None:
         return "-"
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         return str(value)
-    return f"{value:.3f}"
+    return f"{value:.4g}" if abs(value) >= HUGE else f"{value:.3f}"
 
 
 def figure(value: Any) -> str:
@@ -61,8 +65,8 @@ def figure(value: Any) -> str:
         return "-"
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return str(value)
-    if isinstance(value, float) and not math.isfinite(value):
-        return str(value)
+    if isinstance(value, float) and not math.isfinite(value) or abs(value) >= HUGE:
+        return f"{value:.4g}"
     if float(value).is_integer():
         return str(int(value))
     return f"{value:.1f}" if abs(value) >= 1000 else f"{value:#.4g}"

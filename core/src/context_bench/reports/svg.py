@@ -8,6 +8,7 @@ is escaped, so a system called ``<script>`` is drawn as text.  A chart with noth
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Sequence
 from html import escape
 
@@ -173,12 +174,10 @@ class _Plot:
     left: int = _LEFT
 
     def x(self, value: float) -> float:
-        low, high = self.xs
-        return self.left + (value - low) / (high - low) * (WIDTH - self.left - _RIGHT)
+        return self.left + _fraction(value, *self.xs) * (WIDTH - self.left - _RIGHT)
 
     def y(self, value: float) -> float:
-        low, high = self.ys
-        return self.height - _BOTTOM - (value - low) / (high - low) * (self.height - _TOP - _BOTTOM)
+        return self.height - _BOTTOM - _fraction(value, *self.ys) * (self.height - _TOP - _BOTTOM)
 
     def x_axis(self, label: str) -> list[str]:
         base = self.height - _BOTTOM
@@ -230,20 +229,35 @@ def _tick(value: float) -> str:
     return f"{value:.6g}"
 
 
+# Every distance below is taken between halves (``high / 2 - low / 2``): the difference of two
+# finite figures near the float's limit (1e308 and -1e308) would overflow to infinity.
+
+
+def _fraction(value: float, low: float, high: float) -> float:
+    """Where ``value`` lies from ``low`` (0) to ``high`` (1); an infinite one at the edge it passes."""
+    if not math.isfinite(value):
+        return 1.0 if value > 0 else 0.0  # NaN too: at the start, never a coordinate "nan"
+    return (value / 2 - low / 2) / (high / 2 - low / 2)
+
+
 def _span(values: Sequence[float]) -> tuple[float, float]:
-    """A range holding every value, padded so that no dot sits on the frame."""
+    """A range holding every finite value, padded so that no dot sits on the frame."""
+    values = [v for v in values if math.isfinite(v)] or [0.0]
     low, high = min(values), max(values)
     if high == low:  # one value: a range around it, not below 0 when it is not
         pad = abs(high) * 0.1 or 1.0
-        return (low - pad if low - pad >= 0 or low < 0 else 0.0), high + pad
-    pad = (high - low) * 0.08
-    return low - pad if low < 0 or low - pad >= 0 else 0.0, high + pad
+        low, high = (low - pad if low - pad >= 0 or low < 0 else 0.0), high + pad
+    else:
+        pad = (high / 2 - low / 2) * 0.16
+        low, high = (low - pad if low < 0 or low - pad >= 0 else 0.0), high + pad
+    return max(low, -sys.float_info.max), min(high, sys.float_info.max)
 
 
 def _ticks(low: float, high: float, count: int = 5) -> list[float]:
     """About ``count`` round values between ``low`` and ``high``."""
-    raw = (high - low) / count
+    raw = (high / 2 - low / 2) / (count / 2)
     magnitude = 10 ** math.floor(math.log10(raw))
     step = next(m * magnitude for m in (1, 2, 5, 10) if m * magnitude >= raw)
     first = math.ceil(low / step) * step
-    return [round(first + n * step, 12) for n in range(int((high - first) / step) + 1)]
+    steps = int((high / 2 - first / 2) / (step / 2))
+    return [round(first + n * step, 12) for n in range(steps + 1)]

@@ -45,8 +45,11 @@ class ResponseCache:
         return self.directory / key[:2] / f"{key}.json"
 
     def get(self, key: str) -> Answer | None:
+        path = self._path(key)
+        if not path.is_file():  # absent, or a FIFO that would hold the judge until someone wrote to it
+            return None
         try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None  # absent or unreadable: a miss, the request is simply made again
         content = data.get("content") if isinstance(data, dict) else None
@@ -56,6 +59,8 @@ class ResponseCache:
 
     def put(self, key: str, completion: Answer, url: str, model: str) -> None:
         path = self._path(key)
+        if path.exists() and not path.is_file():  # a device or FIFO put there is never replaced
+            return
         path.parent.mkdir(parents=True, exist_ok=True)
         entry = {"url": url, "model": model, "content": completion.content, "usage": completion.usage}
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from context_bench.bounds import flag_type
+
 from .defaults import DEFAULT_CONCURRENCY, DEFAULT_MODEL
 from .templates import BUILTIN
 
@@ -53,7 +55,7 @@ def add_options(group: Any) -> None:
     group.add_argument(
         "--judge-concurrency",
         dest="judge_concurrency",
-        type=int,
+        type=flag_type("--judge-concurrency"),
         metavar="N",
         help=f"judge requests in flight per endpoint (default: {DEFAULT_CONCURRENCY})",
     )

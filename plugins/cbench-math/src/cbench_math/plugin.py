@@ -6,10 +6,8 @@ evaluator module, the loaders nor ``datasets``.
 
 from __future__ import annotations
 
-import argparse
-import math
-
 from context_bench import AutowireRule, DatasetSpec, EvaluatorSpec, hookimpl
+from context_bench.bounds import flag_type
 
 from .sources import GSM8K, MATH, MGSM
 
@@ -75,40 +73,18 @@ def cbench_register_datasets(register):
 def cbench_add_options(group):
     group.add_argument(
         "--math-timeout",
-        type=positive_seconds,
+        type=flag_type("--math-timeout"),
         default=None,
         metavar="SECONDS",
         help="MathEquivalence: hard deadline per case (default 5); an overrun scores 0 and is counted",
     )
     group.add_argument(
         "--math-workers",
-        type=positive_count,
+        type=flag_type("--math-workers"),
         default=None,
         metavar="N",
         help="MathEquivalence: judge processes (default 1)",
     )
-
-
-def positive_seconds(text: str) -> float:
-    """``--math-timeout``: a finite number of seconds above 0 (argparse exits 2 on anything else)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
-    return value
-
-
-def positive_count(text: str) -> int:
-    """``--math-workers``: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {text!r}")
-    return value
 
 
 @hookimpl

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
+from context_bench.bounds import flag_type
 from context_bench.cli import RunOptions, add_run_options, check_reachable, emit
 from context_bench.errors import UsageError
 from context_bench.plugins import PluginHost
@@ -53,7 +54,11 @@ def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         "--model", default="gpt-4o-mini", help="model the baselines ask (default gpt-4o-mini)"
     )
     parser.add_argument(
-        "--top-k", type=int, default=10, metavar="K", help="turns the bm25 baseline retrieves (default 10)"
+        "--top-k",
+        type=flag_type("--top-k"),
+        default=10,
+        metavar="K",
+        help="turns the bm25 baseline retrieves (default 10)",
     )
     parser.add_argument("--qa-types", metavar="A,B", help="only these QA types (e.g. temporal,multi-hop)")
     add_run_options(parser, host)

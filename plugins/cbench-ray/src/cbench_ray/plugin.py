@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import argparse
-
 from context_bench import ExecutorSpec, hookimpl
+from context_bench.bounds import flag_type
 
 CBENCH_PLUGIN_API = 1
 
@@ -32,7 +31,7 @@ def cbench_add_options(group):
     )
     group.add_argument(
         "--ray-batch-size",
-        type=_positive,
+        type=flag_type("--ray-batch-size"),
         default=None,
         metavar="N",
         help="--executor ray: rows per Ray task (default: sized from the rows' own cost, ~0.25 s a task)",
@@ -47,13 +46,3 @@ def cbench_plugin_info():
         return {"ray": version("ray")}
     except PackageNotFoundError:
         return {"ray": "not installed"}
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value

@@ -1,0 +1,50 @@
+"""Fixtures the command-line tests share: the CLI run in this process, a working directory with a
+data set in it, and a loopback endpoint."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from context_bench.cli import main
+from context_bench.testing import FakeServer
+
+
+@pytest.fixture
+def cbench(capsys):
+    """``cbench(*argv)``: ``context-bench ARGV --no-progress`` in this process, as (status, stdout,
+    stderr)."""
+
+    def run(*argv: str) -> tuple[int, str, str]:
+        code = main([*argv, "--no-progress"])
+        out, err = capsys.readouterr()
+        return code, out, err
+
+    return run
+
+
+@pytest.fixture
+def workdir(tmp_path, monkeypatch):
+    """A temporary working directory; ``write_rows`` puts a data set in it."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture
+def write_rows(workdir):
+    """``write_rows(rows, name="qa.jsonl")``: the rows as a JSONL file in the working directory."""
+
+    def write(rows: list[dict], name: str = "qa.jsonl"):
+        path = workdir / name
+        path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+        return path
+
+    return write
+
+
+@pytest.fixture
+def paris():
+    """An endpoint that answers "Paris" to everything."""
+    with FakeServer(lambda body: "Paris") as server:
+        yield server
