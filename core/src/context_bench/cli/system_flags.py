@@ -2,8 +2,9 @@
 
 A ``--command CMD`` is a system too (a local program, :class:`~context_bench.command_system.
 CommandSystem`): it opens a system like ``--proxy`` does, and of the per-system flags takes
-``--name``, ``--system-prompt`` and ``--timeout`` (the others name an endpoint's settings and are
-refused after it).  Below, "``--proxy``" reads "``--proxy`` or ``--command``".
+``--name``, ``--system-prompt``, ``--timeout`` and its own ``--max-output-bytes`` (the others name
+an endpoint's settings and are refused after it, as ``--max-output-bytes`` is after a
+``--proxy``).  Below, "``--proxy``" reads "``--proxy`` or ``--command``".
 
 Comparing two models through one proxy is the main use of a proxy, so a setting that silently
 applied to the wrong system (the last ``--model`` winning for all) would give identical, wrong
@@ -32,6 +33,7 @@ from urllib.parse import urlsplit
 
 import attrs
 
+from ..command_run import DEFAULT_MAX_OUTPUT_BYTES, MAX_OUTPUT_BYTES
 from ..errors import UsageError
 from ..secrets import check_key_variable, key_shaped, redact
 
@@ -40,8 +42,11 @@ DEFAULT_MODEL = "gpt-4o-mini"
 DEST = "system_flags"
 #: The two flags that open a system, as the fields they record.
 OPENERS = ("url", "program")  # not "command": the subcommand's name
-#: The per-system settings a ``--command`` system takes.
-COMMAND_FIELDS = frozenset({"name", "system_prompt", "timeout"})
+#: The per-system settings a ``--command`` system takes, and those only it takes.
+COMMAND_ONLY = frozenset({"max_output_bytes"})
+COMMAND_FIELDS = frozenset({"name", "system_prompt", "timeout"}) | COMMAND_ONLY
+#: What a refusal says a command takes.
+_COMMAND_TAKES = "a command takes --name, --system-prompt, --timeout and --max-output-bytes"
 
 
 def _positive_float(text: str) -> float:
@@ -68,6 +73,13 @@ def _non_negative_int(text: str) -> int:
 def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
+        raise ValueError
+    return value
+
+
+def _output_bytes(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= MAX_OUTPUT_BYTES:
         raise ValueError
     return value
 
@@ -154,6 +166,14 @@ PER_SYSTEM: tuple[Flag, ...] = (
         "temperature of each request (default: not sent, the endpoint decides; 0 for repeatable answers)",
         _typed(_non_negative_float, "a number, 0 or more"),
     ),
+    Flag(
+        "--max-output-bytes",
+        "max_output_bytes",
+        "BYTES",
+        f"a --command's bound on what one run prints (default {DEFAULT_MAX_OUTPUT_BYTES}, 10 MiB; at most "
+        f"{MAX_OUTPUT_BYTES}): past it the row's error, the program killed",
+        _typed(_output_bytes, f"a whole number from 1 to {MAX_OUTPUT_BYTES}"),
+    ),
 )
 _BY_FIELD = {flag.field: flag for flag in PER_SYSTEM}
 
@@ -173,6 +193,7 @@ class SystemSettings:
     max_retries: int | None = None
     max_tokens: int | None = None
     temperature: float | None = None
+    max_output_bytes: int | None = None
     #: Where ``api_key_env`` was given (the flag, or the run file's setting), for its error.
     key_option: str = attrs.field(default="--api-key-env", eq=False, repr=False)
     #: The program of a ``--command`` system (then ``url`` is None).
@@ -190,7 +211,7 @@ class SystemSettings:
     def command_kwargs(self) -> dict[str, Any]:
         """``CommandSystem`` keyword arguments."""
         kwargs: dict[str, Any] = {"name": self.name}
-        for field in ("system_prompt", "timeout"):
+        for field in ("system_prompt", "timeout", "max_output_bytes"):
             value = getattr(self, field)
             if value is not None:
                 kwargs[field] = value
@@ -247,8 +268,9 @@ def add_system_flags(parser: argparse.ArgumentParser) -> None:
         metavar="CMD",
         help="a local program as a system under test (repeatable), run once per row with the prompt "
         "on standard input, its standard output the response; split like a shell would, but run "
-        "without one (write sh -c '...' for pipes); takes --name, --system-prompt and --timeout "
-        "(default 60 s); a non-zero exit status or a timeout is the row's error",
+        "without one (write sh -c '...' for pipes); takes --name, --system-prompt, --timeout "
+        "(default 60 s) and --max-output-bytes; a non-zero exit status, a timeout or output past "
+        "the bound is the row's error; what the program started ends with its row",
     )
     group.add_argument(
         "--config",
@@ -323,17 +345,19 @@ def bind_systems(flags: Sequence[tuple[str, Any]]) -> list[SystemSettings]:
                 "put each --name right after its --proxy"
             )
         if field in defaults and field not in COMMAND_FIELDS and all(kind == "program" for kind, _ in opened):
-            raise UsageError(
-                f"{option} does not apply to --command: a command takes --name, --system-prompt and --timeout"
-            )
+            raise UsageError(f"{option} does not apply to --command: {_COMMAND_TAKES}")
+        if field in defaults and field in COMMAND_ONLY and all(kind == "url" for kind, _ in opened):
+            raise UsageError(f"{option} does not apply to --proxy: it bounds a --command's output")
         for (kind, _), label, own in zip(opened, labels, follow, strict=True):
             if kind == "program" and field in own and field not in COMMAND_FIELDS:
-                raise UsageError(
-                    f"{option} does not apply to {label}: a command takes --name, --system-prompt "
-                    "and --timeout"
-                )
+                raise UsageError(f"{option} does not apply to {label}: {_COMMAND_TAKES}")
+            if kind == "url" and field in own and field in COMMAND_ONLY:
+                raise UsageError(f"{option} does not apply to {label}: it bounds a --command's output")
         if field not in defaults and field not in ("name", "api_key_env") and last > 0:
-            takes = [field in COMMAND_FIELDS or kind == "url" for kind, _ in opened]
+            takes = [
+                field in COMMAND_FIELDS if kind == "program" else field not in COMMAND_ONLY
+                for kind, _ in opened
+            ]
             missing = [
                 label for label, slot, t in zip(labels, follow, takes, strict=True) if t and field not in slot
             ]
@@ -348,6 +372,8 @@ def bind_systems(flags: Sequence[tuple[str, Any]]) -> list[SystemSettings]:
         settings = {**defaults, **own}
         if kind == "program":
             settings = {k: v for k, v in settings.items() if k in COMMAND_FIELDS}
+        else:
+            settings = {k: v for k, v in settings.items() if k not in COMMAND_ONLY}
         settings.setdefault("name", f"{label}{position + 1}" if last > 0 else label)
         if kind == "url":
             systems.append(SystemSettings(url=value, **settings))
@@ -429,7 +455,12 @@ def systems_from_entries(listed: Any, path: str) -> list[SystemSettings]:
                 raise UsageError(f"{where}: unknown setting {key!r}{hint}")
             if command is not None and key not in COMMAND_FIELDS:
                 raise UsageError(
-                    f"{where}: {key} does not apply to a command (it takes name, system_prompt, timeout)"
+                    f"{where}: {key} does not apply to a command "
+                    "(it takes name, system_prompt, timeout, max_output_bytes)"
+                )
+            if command is None and key in COMMAND_ONLY:
+                raise UsageError(
+                    f"{where}: {key} does not apply to an endpoint (it bounds a command's output)"
                 )
             if flag.type is str and not isinstance(value, str):
                 raise UsageError(f"{where}: {key} must be a string")
