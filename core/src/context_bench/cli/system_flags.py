@@ -35,7 +35,7 @@ import attrs
 
 from ..command_run import DEFAULT_MAX_OUTPUT_BYTES, MAX_OUTPUT_BYTES
 from ..errors import UsageError
-from ..secrets import check_key_variable, key_shaped, redact
+from ..secrets import check_key_variable, key_shaped, redact, redact_command_line
 
 DEFAULT_MODEL = "gpt-4o-mini"
 #: The namespace attribute the flags below append to, in command-line order.
@@ -205,7 +205,7 @@ class SystemSettings:
         return (
             f"--proxy {redact(self.url)}"
             if self.url is not None
-            else f"--command {redact(self.command or '')}"
+            else f"--command {redact_command_line(self.command or '')}"
         )
 
     def command_kwargs(self) -> dict[str, Any]:
@@ -308,7 +308,9 @@ def bind_systems(flags: Sequence[tuple[str, Any]]) -> list[SystemSettings]:
             _check_url(value)
         elif not value.strip():
             raise UsageError("--command may not be empty")
-    labels = [f"--proxy {redact(v)}" if f == "url" else f"--command {redact(v)}" for f, v in opened]
+    labels = [
+        f"--proxy {redact(v)}" if f == "url" else f"--command {redact_command_line(v)}" for f, v in opened
+    ]
     urls = [value for _, value in opened]  # one per system, in order
     follow: list[dict[str, Any]] = [{} for _ in urls]  # each flag bound to the --proxy before it
     defaults: dict[str, Any] = {}
@@ -478,7 +480,9 @@ def settings_entry(system: SystemSettings) -> dict[str, Any]:
     """One system as a run file states it (what :func:`systems_from_entries` reads back); its URL
     and command lose any password or key they carry."""
     entry: dict[str, Any] = (
-        {"url": redact(system.url)} if system.url is not None else {"command": redact(system.command or "")}
+        {"url": redact(system.url)}
+        if system.url is not None
+        else {"command": redact_command_line(system.command or "")}
     )
     entry["name"] = system.name
     fields = COMMAND_FIELDS if system.url is None else [flag.field for flag in PER_SYSTEM]
