@@ -73,6 +73,10 @@ def test_a_timeout_is_the_rows_error_and_ends_the_program(capsys, data):
     assert code == 1 and all("ran past its timeout of 0.5 s" in row["errors"][0]["message"] for row in rows)
 
 
+def test_a_far_timeout_is_waited_for_not_an_error():
+    assert CommandSystem("cat", timeout=1e308).process({"question": "q"}) == {"response": "q"}
+
+
 def test_a_shell_runs_only_when_the_command_names_one(tmp_path):
     literal = CommandSystem([sys.executable, "-c", "import sys; print(sys.argv[1:])", "a|b", "$HOME"])
     assert literal.process({"question": "q"})["response"] == "['a|b', '$HOME']"

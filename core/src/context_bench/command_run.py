@@ -34,6 +34,9 @@ STDERR_KEPT = 8192
 
 _REAPER = str(Path(__file__).with_name("_reaper.py"))
 _CHUNK = 65536
+#: The longest single wait, in seconds: a selector refuses a timeout past a few weeks, and a far
+#: deadline is then waited for a day at a time.
+_LONGEST_WAIT = 86400.0
 
 
 @attrs.frozen
@@ -129,7 +132,7 @@ class _Run:
             left = until - time.monotonic()
             if left <= 0:
                 return self.status is None, self.status is not None
-            for key, _ in self.selector.select(left):
+            for key, _ in self.selector.select(min(left, _LONGEST_WAIT)):
                 key.data(key.fileobj)
         return False, False
 
