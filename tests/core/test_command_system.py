@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shlex
+import shutil
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -68,6 +71,10 @@ def test_a_timeout_is_the_rows_error_and_ends_the_program(capsys, data):
     assert time.monotonic() - started < 20
     rows = json.loads(out)["rows"]
     assert code == 1 and all("ran past its timeout of 0.5 s" in row["errors"][0]["message"] for row in rows)
+
+
+def test_a_far_timeout_is_waited_for_not_an_error():
+    assert CommandSystem("cat", timeout=1e308).process({"question": "q"}) == {"response": "q"}
 
 
 def test_a_shell_runs_only_when_the_command_names_one(tmp_path):
@@ -157,13 +164,108 @@ def test_max_workers_is_max_concurrency(capsys, data):
     assert code == 2 and "must be a whole number of rows in flight from 1 to 10,000" in err
 
 
-def test_the_api_caches_by_command_and_prompt_and_runs_in_evaluate(tmp_path):
+def _sha256(path):
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def test_the_api_caches_by_command_program_directory_and_prompt_and_runs_in_evaluate(tmp_path):
     system = CommandSystem(ANSWER, name="cli-agent", system_prompt="Answer.")
-    assert system.config() == {"command": shlex.split(ANSWER), "system_prompt": "Answer."}
+    assert system.config() == {
+        "command": shlex.split(ANSWER),
+        "program": [sys.executable, _sha256(sys.executable)],
+        "cwd": os.getcwd(),
+        "system_prompt": "Answer.",
+    }
+    agent = tmp_path / "agent.py"
+    agent.write_text("print('hi')\n")
+    scripted = CommandSystem(
+        ["python3", "-u", "agent.py", "--api-key", "sk-live-0123456789"], cwd=str(tmp_path)
+    )
+    assert scripted.config() == {
+        "command": ["python3", "-u", "agent.py", "--api-key", "***"],
+        "program": [shutil.which("python3"), _sha256(shutil.which("python3"))],
+        "cwd": str(tmp_path),
+        "script": [str(agent), _sha256(agent)],
+    }
     result = evaluate(system, [{"id": "1", "question": "capital of Italy", "answer": "Rome"}], progress=False)
     assert result.rows[0].response == "SYSTEM: ANSWER.\n\nUSER: CAPITAL OF ITALY"
     with pytest.raises(CommandError, match="exited with status 1"):
         CommandSystem([sys.executable, "-c", "raise SystemExit(1)"]).process({"question": "q"})
+
+
+def test_the_same_words_are_another_system_in_another_directory_or_once_the_program_changed(
+    capsys, tmp_path, monkeypatch
+):
+    """A command's cache entries are its program's: ./agent.sh of another directory, or edited,
+    answers afresh."""
+    data = tmp_path / "qa.jsonl"
+    data.write_text(json.dumps({"id": "1", "question": "q", "answer": "a"}) + "\n")
+    cache = str(tmp_path / "cache")
+    for folder, answer in (("one", "first"), ("two", "second"), ("two", "edited")):
+        (tmp_path / folder).mkdir(exist_ok=True)
+        script = tmp_path / folder / "agent.sh"
+        script.write_text(f"#!/bin/sh\necho {answer}\n")
+        script.chmod(0o755)
+        monkeypatch.chdir(tmp_path / folder)
+        code, out, err = _run(capsys, str(data), "--command", "./agent.sh", "--cache-dir", cache)
+        assert code == 0, err
+        assert [row["response"] for row in json.loads(out)["rows"]] == [answer]
+    (tmp_path / "agent.py").write_text("print('from the script')\n")
+    monkeypatch.chdir(tmp_path)
+    for answer in ("from the script", "edited script"):
+        code, out, err = _run(capsys, str(data), "--command", f"{PY} agent.py", "--cache-dir", cache)
+        assert [row["response"] for row in json.loads(out)["rows"]] == [answer]
+        (tmp_path / "agent.py").write_text("print('edited script')\n")
+
+
+def test_max_output_bytes_belongs_to_commands(capsys, data, tmp_path):
+    code, out, _ = _run(capsys, data, "--command", ANSWER, "--max-output-bytes", "5")
+    rows = json.loads(out)["rows"]
+    assert code == 1 and all("printed more than 5 bytes" in row["errors"][0]["message"] for row in rows)
+    with FakeServer(lambda body: "Paris") as server:  # a default before both: the command's alone
+        code, out, _ = _run(
+            capsys, data, "--max-output-bytes", "5", "--proxy", server.url, "--command", ANSWER
+        )
+    by_system = {(row["system"], row["example_id"]): row for row in json.loads(out)["rows"]}
+    assert by_system["proxy1", "1"]["response"] == "Paris" and by_system["command2", "1"]["errors"]
+    run_file = tmp_path / "run.json"
+    for entry, message in (
+        ({"command": ANSWER, "max_output_bytes": 5}, None),
+        (
+            {"url": "http://127.0.0.1:9", "max_output_bytes": 5},
+            "max_output_bytes does not apply to an endpoint",
+        ),
+        ({"command": ANSWER, "max_output_bytes": 1e308}, "must be a whole number of bytes from 1 to 1,073,741,824"),
+    ):
+        run_file.write_text(json.dumps({"systems": [entry]}))
+        code, out, err = _run(capsys, data, "--config", str(run_file))
+        if message is None:
+            assert (
+                code == 1
+                and "printed more than 5 bytes" in json.loads(out)["rows"][0]["errors"][0]["message"]
+            )
+        else:
+            assert code == 2 and message in err, err
+    for flags, message in (
+        (
+            ["--proxy", "http://127.0.0.1:9", "--max-output-bytes", "5"],
+            "--max-output-bytes does not apply to --proxy http://127.0.0.1:9",
+        ),
+        (
+            ["--max-output-bytes", "5", "--proxy", "http://127.0.0.1:9"],
+            "--max-output-bytes does not apply to --proxy",
+        ),
+        (
+            ["--command", ANSWER, "--max-output-bytes", "1e308"],
+            "must be a whole number of bytes from 1 to 1,073,741,824 (got '1e308')",
+        ),
+        (
+            ["--command", ANSWER, "--max-output-bytes", "0"],
+            "must be a whole number of bytes from 1 to 1,073,741,824 (got '0')",
+        ),
+    ):
+        code, _, err = _run(capsys, data, *flags)
+        assert code == 2 and message in err, err
 
 
 def test_prompt_text_is_the_one_turn_or_role_labelled_turns():

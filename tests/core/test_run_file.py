@@ -162,13 +162,19 @@ def test_the_recorded_configuration_holds_no_secret(capsys, server, workdir, mon
 
 def test_scrub_config_keeps_names_and_drops_keys():
     config = {
-        "systems": [{"url": "http://u:pw@h/v1?api_key=abc", "api_key_env": "MY_KEY", "api_key": "x"}],
+        "systems": [
+            {"url": "http://u:pw@h/v1?api_key=abc", "api_key_env": "MY_KEY", "api_key": "x"},
+            {"command": "agent --api-key abc --token=def --model meta-llama/Meta-Llama-3.1-8B-Instruct"},
+        ],
         "options": {"judge_api_key_env": KEY, "judge_model": "meta-llama/Meta-Llama-3.1-70B-Instruct"},
         "datasets": [{"name": "qa", "path": "a/b.jsonl"}],
         "extra": ["a0b1c2d3e4f5a6b7c8d9e0f1", "plain words"],
     }
     assert scrub_config(config) == {
-        "systems": [{"url": "http://u:***@h/v1?api_key=***", "api_key_env": "MY_KEY"}],
+        "systems": [
+            {"url": "http://u:***@h/v1?api_key=***", "api_key_env": "MY_KEY"},
+            {"command": "agent --api-key *** --token=*** --model meta-llama/Meta-Llama-3.1-8B-Instruct"},
+        ],
         "options": {"judge_model": "meta-llama/Meta-Llama-3.1-70B-Instruct"},
         "datasets": [{"name": "qa", "path": "a/b.jsonl"}],
         "extra": ["plain words"],

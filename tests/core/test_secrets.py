@@ -125,6 +125,60 @@ def test_a_command_line_keeps_its_shape_without_secrets() -> None:
     ]
 
 
+def test_keys_inside_a_commands_words_are_masked_by_the_same_rules() -> None:
+    """A word that is itself a command line (``--command '...'``, ``sh -c '...'``) is masked word by
+    word; a JSON word value by value; a header by its name; a key-shaped word wherever it is, but
+    as the value of a flag that names a public thing (a model, a file, a data set)."""
+    argv = [
+        "run",
+        "--command",
+        "python3 agent.py --api-key sk-live-0123456789 --token=abc -H 'X-Api-Key: abc' --top-k 5",
+        "--extra-body",
+        '{"user": "a0b1c2d3e4f5a6b7c8d9", "api_token": "short", "n": 2}',
+        "--model",
+        "meta-llama/Meta-Llama-3.1-8B-Instruct",
+        "--dataset",
+        "data/Questions2024Final.jsonl",
+        "--header=Authorization: Basic dXNlcjpwYXNz",
+        "a0b1c2d3e4f5a6b7c8d9",
+        "--system-prompt",
+        "Be brief.",
+    ]
+    assert redact_command(argv) == [
+        "run",
+        "--command",
+        "python3 agent.py --api-key *** --token=*** -H 'X-Api-Key: ***' --top-k 5",
+        "--extra-body",
+        '{"user": "***", "api_token": "***", "n": 2}',
+        "--model",
+        "meta-llama/Meta-Llama-3.1-8B-Instruct",
+        "--dataset",
+        "data/Questions2024Final.jsonl",
+        "--header=Authorization: ***",
+        "***",
+        "--system-prompt",
+        "Be brief.",
+    ]
+    after_a_switch = ["--no-progress", "--api-key", "X", "--temperature", "-1", "--token", "--odd"]
+    assert redact_command(after_a_switch) == [
+        "--no-progress",
+        "--api-key",
+        "***",
+        "--temperature",
+        "-1",
+        "--token",
+        "***",
+    ]
+    nested = "sh -c 'curl -H \"Authorization: Bearer abc\" --user-token=zz http://h'"
+    assert redact_command(["--command", nested]) == [
+        "--command",
+        "sh -c 'curl -H '\\''Authorization: ***'\\'' --user-token=*** http://h'",
+    ]
+    unchanged = "sh -c 'tr a-z A-Z | rev'"
+    assert redact_command(["--command", unchanged]) == ["--command", unchanged]
+    assert redact_command(["--command", "agent --key 'unbalanced"]) == ["--command", "agent --key ***"]
+
+
 # -- where a key must never arrive ------------------------------------------------------------------
 
 
@@ -176,6 +230,50 @@ def test_no_report_metadata_holds_a_key(tmp_path, monkeypatch, capsys) -> None:
     assert "--api-key-env CB_REPORT_KEY" in command and "me:***@" in command and "Bearer ***" in command
     assert not _runs(report) and "hunter2" not in report and '"a ***"' in report
     assert not _runs(capsys.readouterr().err)
+
+
+#: Keys a command line carries inside its words: flags of the program under test, a header, a bare
+#: key, and key-shaped or secret-named values of --extra-body.
+WORD_KEYS = (
+    "opensesame-1",
+    "opensesame-2",
+    "dXNlcjpwYXNzd29yZA",
+    "a0b1c2d3e4f5a6b7c8d9e0f1a2b3",
+    "Zq9XwV8uT7sR6qP5oN4m",
+)
+
+
+@pytest.mark.parametrize("fmt", ["table", "markdown", "json", "html"])
+def test_no_report_shows_keys_inside_command_words_or_extra_body(tmp_path, capsys, fmt) -> None:
+    """`--command '... --api-key X --token=Y'` and `--extra-body` values: masked in the command line
+    every report's Run section prints, and in the recorded configuration."""
+    data = tmp_path / "rows.jsonl"
+    data.write_text(json.dumps({"id": "1", "question": "q", "answer": "a"}) + "\n")
+    agent = tmp_path / "agent.py"
+    agent.write_text("print('a')\n")
+    command = (
+        f"{sys.executable} {agent} --api-key {SECRET} --token=opensesame-1 --password opensesame-2 "
+        "-H 'Authorization: Basic dXNlcjpwYXNzd29yZA==' a0b1c2d3e4f5a6b7c8d9e0f1a2b3 --model "
+        "meta-llama/Meta-Llama-3.1-8B-Instruct"
+    )
+    extra = json.dumps({"user": "Zq9XwV8uT7sR6qP5oN4m", "auth_token": "opensesame-1", "top_p": 0.5})
+    out = tmp_path / f"report.{fmt}"
+    with FakeServer(lambda body: "a") as server:
+        argv = ["run", "--command", command, "--proxy", server.url, "--model", "m", "--extra-body", extra]
+        argv += ["--dataset", str(data), "--output", fmt, "--out", str(out), "--no-progress"]
+        assert main(argv) == 0, capsys.readouterr().err
+    report = out.read_text(encoding="utf-8")
+    if fmt == "markdown":
+        report = report.replace("\\*", "*")  # as it reads
+    assert not _runs(report) and not [key for key in WORD_KEYS if key in report]
+    assert "--api-key ***" in report and "--token=***" in report and "--password ***" in report
+    assert "Authorization: ***" in report and "meta-llama/Meta-Llama-3.1-8B-Instruct" in report
+    if fmt == "json":
+        metadata = json.loads(report)["metadata"]
+        assert (
+            "top_p" in metadata["command"] and "--api-key ***" in metadata["config"]["systems"][0]["command"]
+        )
+        assert metadata["config"]["systems"][1]["extra_body"] == {"top_p": 0.5}
 
 
 @pytest.mark.parametrize(

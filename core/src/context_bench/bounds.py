@@ -78,6 +78,7 @@ BOUNDS: dict[str, Bound] = {
     "--max-retries": Bound(0, 100, "retries", whole=True),
     "--max-tokens": Bound(1, 100_000_000, "tokens", whole=True),
     "--temperature": Bound(0, 2),
+    "--max-output-bytes": Bound(1, 2**30, "bytes", whole=True),
     # the gates' and the prices' values
     "--fail-under": Bound(-1_000_000, 1_000_000),
     "--fail-if-worse": Bound(0, 1_000_000),

@@ -3,21 +3,22 @@
 Any command-line agent can be evaluated this way: each row's prompt goes to the program's
 standard input, its standard output is the response.  The program runs once per row, without a
 shell (the command is split like a shell would, but ``|`` or ``>`` mean nothing unless the user
-writes ``sh -c '...'``), in a process group of its own so a timeout ends its children too.
+writes ``sh -c '...'``), in a session of its own whose whole tree ends with the row
+(:mod:`context_bench.command_run`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shlex
 import shutil
-import signal
-import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .secrets import redact
+from .command_run import DEFAULT_MAX_OUTPUT_BYTES, OUTPUT_GRACE, Finished, run_program
+from .secrets import redact, redact_command
 from .systems import build_messages, conversation_turns
 
 __all__ = ["ClaudeCLI", "CommandError", "CommandSystem", "prompt_text"]
@@ -27,7 +28,8 @@ STDERR_TAIL = 500
 
 
 class CommandError(RuntimeError):
-    """The program exited with a non-zero status or ran past its timeout (the row's error)."""
+    """The program exited with a non-zero status, ran past its timeout or printed more than its
+    bound (the row's error)."""
 
 
 def prompt_text(example: Mapping[str, Any], system_prompt: str | None = None) -> str:
@@ -54,10 +56,13 @@ class CommandSystem:
     """Runs ``command`` once per row: the prompt on standard input, standard output the response.
 
     ``command`` is a string (split with :func:`shlex.split`) or an argument list.  A non-zero exit
-    status, or a run longer than ``timeout`` seconds, is a :class:`CommandError` on the row with the
-    end of the program's standard error; trailing whitespace of the response is removed.  The
-    program inherits the environment (``env`` adds to it) and runs in ``cwd``.  ``build_prompt``
-    (an example to the text the program reads) replaces :func:`prompt_text`.
+    status, a run longer than ``timeout`` seconds, or more than ``max_output_bytes`` of output is a
+    :class:`CommandError` on the row with the end of the program's standard error; trailing
+    whitespace of the response is removed.  Whatever the program started is killed when its row
+    ends, and a row whose program left processes running says so in ``meta["output"]["note"]``.
+    The program inherits the environment (``env`` adds to it) and runs in ``cwd`` (default: the
+    current directory when the system is made).  ``build_prompt`` (an example to the text the
+    program reads) replaces :func:`prompt_text`.
 
     A row with ``turns`` (a conversation, as mt-bench's) runs the program once per turn, each time
     with the conversation so far (its own earlier answers included) as ``role: content``
@@ -74,24 +79,43 @@ class CommandSystem:
         env: Mapping[str, str] | None = None,
         cwd: str | None = None,
         build_prompt: Callable[[Mapping[str, Any]], str] | None = None,
+        max_output_bytes: int = DEFAULT_MAX_OUTPUT_BYTES,
     ) -> None:
         argv = shlex.split(command) if isinstance(command, str) else [str(part) for part in command]
         if not argv:
             raise ValueError("the command is empty")
-        if shutil.which(argv[0]) is None:
-            raise ValueError(f"program not found or not executable: {argv[0]}")
+        if sys.platform == "win32":
+            raise ValueError("a command system needs a POSIX system (Linux or macOS)")
         self.argv = argv
         self.name = name or "command"
         self.timeout = timeout
         self.system_prompt = system_prompt
         self.env = dict(env or {})
-        self.cwd = cwd
+        self.cwd = os.path.abspath(cwd if cwd is not None else os.getcwd())
         self.build_prompt = build_prompt
+        self.max_output_bytes = max_output_bytes
+        found = shutil.which(
+            os.path.join(self.cwd, argv[0]) if os.sep in argv[0] else argv[0], path=self.env.get("PATH")
+        )
+        if found is None:
+            raise ValueError(f"program not found or not executable: {argv[0]}")
+        #: The file that runs (what the cache's identity names, with its digest, and what is run).
+        self.program = os.path.abspath(found)
+        #: The first argument that names a file (``python3 agent.py``): its digest names the cache too.
+        self.script = next(
+            (path for arg in argv[1:] if os.path.isfile(path := os.path.join(self.cwd, arg))), None
+        )
+        #: The files in the cache's identity, each as its path and digest.
+        self._files = {"program": [self.program, _fingerprint(self.program)]}
+        if self.script is not None:
+            self._files["script"] = [self.script, _fingerprint(self.script)]
 
     def config(self) -> dict[str, Any]:
-        """What names this system's cache entries: the command and the prompt it is given
-        (``env`` is left out: it may hold keys)."""
-        config: dict[str, Any] = {"command": [redact(part) for part in self.argv]}
+        """What names this system's cache entries: the command (keys masked), the file it runs
+        and a script named among its arguments (each path and digest), its working directory and
+        the prompt it is given (``env`` is left out: it may hold keys).  The same words run from
+        another directory, or after the program changed, are another system."""
+        config: dict[str, Any] = {"command": redact_command(self.argv), **self._files, "cwd": self.cwd}
         if self.system_prompt is not None:
             config["system_prompt"] = self.system_prompt
         if self.build_prompt is not None:  # another prompt: other answers, other cache entries
@@ -100,62 +124,83 @@ class CommandSystem:
         return config
 
     def process(self, example: dict) -> dict:
+        notes: list[str] = []
         if self.build_prompt is not None:
-            return {"response": self._answer(str(self.build_prompt(example)))}
+            return _noted({"response": self._answer(str(self.build_prompt(example)), notes)}, notes)
         turns = conversation_turns(example)
         if turns is None:
-            return {"response": self._answer(prompt_text(example, self.system_prompt))}
+            return _noted({"response": self._answer(prompt_text(example, self.system_prompt), notes)}, notes)
         messages = [] if self.system_prompt is None else [{"role": "system", "content": self.system_prompt}]
         replies = []
         for turn in turns:
             messages.append({"role": "user", "content": turn})
-            replies.append(self._answer(_as_text(messages)))
+            replies.append(self._answer(_as_text(messages), notes))
             messages.append({"role": "assistant", "content": replies[-1]})
-        return {"response": replies[-1], "replies": replies[:-1]}
+        return _noted({"response": replies[-1], "replies": replies[:-1]}, notes)
 
-    def _answer(self, prompt: str) -> str:
-        """One run of the program: ``prompt`` in, its standard output out."""
-        posix = sys.platform != "win32"
-        process = subprocess.Popen(
+    def _answer(self, prompt: str, notes: list[str]) -> str:
+        """One run of the program: ``prompt`` in, its standard output out; what it left running
+        noted in ``notes``."""
+        run = run_program(
+            self.program,
             self.argv,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
+            prompt.encode("utf-8"),
+            timeout=self.timeout,
+            max_output_bytes=self.max_output_bytes,
             env={**os.environ, **self.env} if self.env else None,
             cwd=self.cwd,
-            start_new_session=posix,
         )
-        try:
-            out, err = process.communicate(prompt.encode("utf-8"), timeout=self.timeout)
-        except subprocess.TimeoutExpired:
-            self._kill(process, posix)
-            _, err = process.communicate()
-            stderr = _tail(err.decode("utf-8", "replace"))
-            raise CommandError(
-                f"{self.argv[0]} ran past its timeout of {self.timeout:g} s"
-                + (f"; stderr: {stderr}" if stderr else "")
-            ) from None
-        finally:
-            if process.poll() is None:  # interrupted: leave no program behind
-                self._kill(process, posix)
-                process.wait()
-        if process.returncode != 0:
-            stderr = _tail(err.decode("utf-8", "replace"))
-            raise CommandError(
-                f"{self.argv[0]} exited with status {process.returncode}"
-                + (f"; stderr: {stderr}" if stderr else "")
+        failure = self._failure(run)
+        if failure is not None:
+            stderr = _tail(run.stderr.decode("utf-8", "replace"))
+            raise CommandError(failure + (f"; stderr: {stderr}" if stderr else ""))
+        left = _processes(max(run.killed, 1)) if run.held_open else _processes(run.killed)
+        if run.held_open:
+            notes.append(
+                f"it exited, but {left} it started held its standard output open past the "
+                f"{OUTPUT_GRACE:g} s grace period: killed, the answer kept"
             )
-        return out.decode("utf-8", "replace").rstrip()
+        elif run.killed:
+            notes.append(f"it exited leaving {left} running: killed when its row ended")
+        return run.stdout.decode("utf-8", "replace").rstrip()
 
-    @staticmethod
-    def _kill(process: subprocess.Popen[bytes], posix: bool) -> None:
-        try:
-            if posix:
-                os.killpg(process.pid, signal.SIGKILL)
-            else:
-                process.kill()
-        except (ProcessLookupError, PermissionError):
-            pass  # it ended on its own
+    def _failure(self, run: Finished) -> str | None:
+        program = self.argv[0]
+        if run.overflowed:
+            return (
+                f"{program} printed more than {self.max_output_bytes} bytes on standard output "
+                "(--max-output-bytes): it was killed"
+            )
+        if run.timed_out:
+            return f"{program} ran past its timeout of {self.timeout:g} s"
+        if run.status is None:
+            return f"{program} could not be watched to its end (its reaper stopped)"
+        if run.status != 0:
+            return f"{program} exited with status {run.status}"
+        return None
+
+
+def _noted(output: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    if notes:
+        output["note"] = "; ".join(dict.fromkeys(notes))
+    return output
+
+
+def _processes(count: int) -> str:
+    return f"{count} process" if count == 1 else f"{count} processes"
+
+
+def _fingerprint(path: str) -> str:
+    """The file's SHA-256, or where it cannot be read (execute-only), its size and modification time."""
+    try:
+        digest = hashlib.sha256()
+        with open(path, "rb") as file:
+            for block in iter(lambda: file.read(1 << 20), b""):
+                digest.update(block)
+        return digest.hexdigest()
+    except OSError:
+        stat = os.stat(path)
+        return f"size {stat.st_size}, modified {stat.st_mtime_ns}"
 
 
 class ClaudeCLI(CommandSystem):

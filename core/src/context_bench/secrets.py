@@ -12,26 +12,40 @@ judges hide the same things the same way:
 * a value put where a variable's NAME belongs (``--api-key-env sk-...``) is never echoed:
   :func:`looks_like_key` tells, and :func:`check_key_variable` says what is wrong with a key
   variable in one wording (``--api-key-env X names a variable that is not set``);
-* a command line keeps its shape, the values of secret flags replaced: :func:`redact_command`.
+* a setting or flag holds a secret by its name (``api_key``, ``--token``; not ``api_key_env``
+  when it holds a variable's name) or by its value's shape (:func:`key_shaped`), unless it names a
+  public thing (a model, a file, a data set): :func:`secret_setting`, :func:`public_name`;
+* by those rules a configuration loses its secret settings (:func:`scrub_config`), and a command
+  line keeps its shape with each secret replaced by ``***``, inside the words that are command
+  lines themselves (``--command '... --api-key X'``), JSON (``--extra-body``) or headers
+  (``-H 'Authorization: ...'``) too: :func:`redact_command`, :func:`redact_command_line`.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
-from collections.abc import Sequence
+import shlex
+from collections.abc import Mapping, Sequence
+from typing import Any
 from urllib.parse import urlsplit
 
 __all__ = [
     "KEY_RUN",
     "MASK",
     "check_key_variable",
+    "join_command",
     "key_shaped",
     "looks_like_key",
     "mask",
+    "public_name",
     "redact",
     "redact_command",
+    "redact_command_line",
+    "scrub_config",
     "secret_name",
+    "secret_setting",
     "url_password",
 ]
 
@@ -49,6 +63,19 @@ _KEY_START = re.compile(rf"(?i:bearer\s+)|(?:{_KEY_PREFIX})[A-Za-z0-9_\-]{{6,}}"
 _SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|credential|authori[sz]|auth(?!or)")
 #: ...unless it is a count (``max_tokens``, ``--max-new-tokens``).
 _COUNT_NAME = re.compile(r"(?i)(?:max|min)[\w-]*tokens$")
+#: Settings and flags that name public things (a model, a data set, a file or folder), whose
+#: values are kept even when they look like keys (``meta-llama/Meta-Llama-3.1-8B-Instruct``).
+_PUBLIC_NAME = re.compile(
+    r"(?:\w+_)?(?:model|name|path|file|dir|out|split|config|dataset|mirror|rerun|prices)"
+)
+#: A flag on a command line (``-H``, ``--token``), not a negative number or ``-`` alone.
+_FLAG = re.compile(r"--?[A-Za-z]")
+#: A header as curl's ``-H`` takes it: ``Name: value``.
+_HEADER = re.compile(r"\s*([\w-]+)\s*:\s*(.*)", re.DOTALL)
+#: Words nested deeper than this (a command line in a command line in ...) are masked whole.
+_MAX_NESTING = 4
+#: A word a shell reads as it is (others are quoted when a command line is written).
+_SHELL_SAFE = re.compile(r"[\w@%+=:,./*-]+")
 
 _URL_PASSWORD = re.compile(r"(?i)\b([a-z][a-z0-9+.-]*://[^\s/?#@:]*):[^\s/?#]*@")
 _PARAMETER = re.compile(r"(?<![\w.-])([A-Za-z_][\w.-]*)=([^&\s#'\"]+)")
@@ -150,27 +177,127 @@ def check_key_variable(name: object, what: str = "api_key_env") -> str:
     return name
 
 
+def secret_setting(name: str, value: object) -> bool:
+    """Whether a setting or flag of this name holds a secret (a key, a token, a password...): not a
+    count (``max_tokens``), nor a ``..._env`` / ``--...-env`` that holds a variable's name."""
+    name = _setting(name)
+    return secret_name(name) and not (name.endswith("_env") and not looks_like_key(value))
+
+
+def public_name(name: str) -> bool:
+    """Whether a setting or flag of this name names a public thing (a model, a file, a data set):
+    its value is kept even when it looks like a key."""
+    return bool(_PUBLIC_NAME.fullmatch(_setting(name)))
+
+
+def _setting(name: str) -> str:
+    """A flag's name as a setting's (``--api-key-env`` is ``api_key_env``)."""
+    return name.lstrip("-").replace("-", "_")
+
+
+def scrub_config(value: Any, name: str = "") -> Any:
+    """A configuration fit for a report: a secret setting (:func:`secret_setting`) is dropped, and
+    so is a key-shaped string wherever it is, but in the settings that name public things; a
+    ``command`` is masked as a command line (:func:`redact_command_line`); every other string is
+    :func:`redact`-ed (a URL's password, a secret query parameter, a bearer token, ``sk-...``)."""
+    return _scrubbed(value, name, _DROPPED)
+
+
+#: What :func:`scrub_config` leaves out of a list or table.
+_DROPPED = object()
+
+
+def _scrubbed(value: Any, name: str, hidden: Any) -> Any:
+    """``value`` with each secret replaced by ``hidden`` (left out when it is ``_DROPPED``)."""
+    if isinstance(value, Mapping):
+        kept = {}
+        for key, item in value.items():
+            key = str(key)
+            shown = hidden if secret_setting(key, item) else _scrubbed(item, key, hidden)
+            if shown is not _DROPPED:
+                kept[key] = shown
+        return kept
+    if isinstance(value, (list, tuple)):
+        return [shown for item in value if (shown := _scrubbed(item, name, hidden)) is not _DROPPED]
+    if isinstance(value, str):
+        if name == "command":
+            return redact_command_line(value)
+        return hidden if key_shaped(value) and not public_name(name) else redact(value)
+    return value
+
+
 def redact_command(argv: Sequence[str]) -> list[str]:
-    """A command line fit for a report: the value of every flag named like a secret is replaced (a
-    flag ending in ``-env`` keeps a value that reads as a variable's name), and every other
-    argument is :func:`redact`-ed."""
+    """A command line fit for a report, each word kept but a secret replaced by ``***``: the value
+    of a flag named like a secret (``--api-key X``, ``--token=Y``; a ``-env`` flag keeps a variable's
+    name), a header's value when the header is (``-H 'Authorization: ...'``), a key-shaped word
+    unless a flag naming a public thing precedes it (``--model``, ``--dataset``); a word that is JSON
+    (``--extra-body``) or a command line itself (``--command '...'``) is masked by the same rules
+    inside; every other word is :func:`redact`-ed."""
+    return _redacted(argv, 0)
+
+
+def redact_command_line(text: str) -> str:
+    """A command line given as one string (``--command``'s) masked word by word, as
+    :func:`redact_command` does; the text as it was when nothing in it is secret."""
+    return _redacted_line(text, 0)
+
+
+def join_command(words: Sequence[str]) -> str:
+    """Words as one command line a shell splits back into them (a mask ``***`` left bare)."""
+    return " ".join(w if _SHELL_SAFE.fullmatch(w) else "'" + w.replace("'", "'\\''") + "'" for w in words)
+
+
+def _redacted_line(text: str, depth: int) -> str:
+    if depth > _MAX_NESTING:
+        return MASK
+    try:
+        words = shlex.split(text)
+    except ValueError:  # unbalanced quotes: its words as whitespace splits them
+        words = text.split()
+    masked = _redacted(words, depth + 1)
+    return text if masked == words else join_command(masked)
+
+
+def _redacted(argv: Sequence[str], depth: int) -> list[str]:
     shown: list[str] = []
-    hide: str | None = None
+    flag: str | None = None  # the flag before this word: whose value it may be
     for arg in map(str, argv):
-        if hide is not None:
-            shown.append(_flag_value(hide, arg))
-            hide = None
-        elif arg.startswith("-") and secret_name(arg.split("=", 1)[0]):
-            flag, equals, value = arg.partition("=")
+        if flag is not None and (not _FLAG.match(arg) or secret_name(_setting(flag))):
+            shown.append(_flag_value(flag, arg, depth))
+            flag = None
+        elif _FLAG.match(arg):
+            name, equals, value = arg.partition("=")
             if equals:
-                shown.append(f"{flag}={_flag_value(flag, value)}")
+                shown.append(f"{name}={_flag_value(name, value, depth)}")
+                flag = None
             else:
                 shown.append(arg)
-                hide = arg
+                flag = arg
         else:
-            shown.append(redact(arg))
+            shown.append(_word(arg, depth))
+            flag = None
     return shown
 
 
-def _flag_value(flag: str, value: str) -> str:
-    return value if flag.endswith("-env") and not looks_like_key(value) else MASK
+def _flag_value(flag: str, value: str, depth: int) -> str:
+    if secret_setting(flag, value):
+        return MASK
+    return redact(value) if public_name(flag) else _word(value, depth)
+
+
+def _word(word: str, depth: int) -> str:
+    """One word no flag names: a header, JSON or a command line masked inside, else itself or ``***``."""
+    header = _HEADER.fullmatch(word)
+    if header and secret_name(header[1]):
+        return f"{header[1]}: {MASK}"
+    if word[:1] in ("{", "["):
+        try:
+            value = json.loads(word)
+        except (ValueError, RecursionError):
+            value = None
+        if isinstance(value, (dict, list)):
+            scrubbed = _scrubbed(value, "", MASK)
+            return word if scrubbed == value else json.dumps(scrubbed)
+    if any(c.isspace() for c in word):
+        return _redacted_line(word, depth)
+    return MASK if key_shaped(word) else redact(word)

@@ -2,8 +2,9 @@
 
 A ``--command CMD`` is a system too (a local program, :class:`~context_bench.command_system.
 CommandSystem`): it opens a system like ``--proxy`` does, and of the per-system flags takes
-``--name``, ``--system-prompt`` and ``--timeout`` (the others name an endpoint's settings and are
-refused after it).  Below, "``--proxy``" reads "``--proxy`` or ``--command``".
+``--name``, ``--system-prompt``, ``--timeout`` and its own ``--max-output-bytes`` (the others name
+an endpoint's settings and are refused after it, as ``--max-output-bytes`` is after a
+``--proxy``).  Below, "``--proxy``" reads "``--proxy`` or ``--command``".
 
 Comparing two models through one proxy is the main use of a proxy, so a setting that silently
 applied to the wrong system (the last ``--model`` winning for all) would give identical, wrong
@@ -32,17 +33,21 @@ from urllib.parse import urlsplit
 import attrs
 
 from ..bounds import flag_type
+from ..command_run import DEFAULT_MAX_OUTPUT_BYTES
 from ..errors import UsageError
 from ..fail_fast import DEFAULT_FAIL_FAST
-from ..secrets import check_key_variable, redact
+from ..secrets import check_key_variable, redact, redact_command_line
 
 DEFAULT_MODEL = "gpt-4o-mini"
 #: The namespace attribute the flags below append to, in command-line order.
 DEST = "system_flags"
 #: The two flags that open a system, as the fields they record.
 OPENERS = ("url", "program")  # not "command": the subcommand's name
-#: The per-system settings a ``--command`` system takes.
-COMMAND_FIELDS = frozenset({"name", "system_prompt", "timeout"})
+#: The per-system settings a ``--command`` system takes, and those only it takes.
+COMMAND_ONLY = frozenset({"max_output_bytes"})
+COMMAND_FIELDS = frozenset({"name", "system_prompt", "timeout"}) | COMMAND_ONLY
+#: What a refusal says a command takes.
+_COMMAND_TAKES = "a command takes --name, --system-prompt, --timeout and --max-output-bytes"
 
 
 def _json_object(text: str) -> dict[str, Any]:
@@ -115,6 +120,14 @@ PER_SYSTEM: tuple[Flag, ...] = (
         "temperature of each request (default: not sent, the endpoint decides; 0 for repeatable answers)",
         flag_type("--temperature"),
     ),
+    Flag(
+        "--max-output-bytes",
+        "max_output_bytes",
+        "BYTES",
+        f"a --command's bound on what one run prints (default {DEFAULT_MAX_OUTPUT_BYTES}, 10 MiB): past it "
+        "the row's error, the program killed",
+        flag_type("--max-output-bytes"),
+    ),
 )
 _BY_FIELD = {flag.field: flag for flag in PER_SYSTEM}
 
@@ -134,6 +147,7 @@ class SystemSettings:
     max_retries: int | None = None
     max_tokens: int | None = None
     temperature: float | None = None
+    max_output_bytes: int | None = None
     #: Where ``api_key_env`` was given (the flag, or the run file's setting), for its error.
     key_option: str = attrs.field(default="--api-key-env", eq=False, repr=False)
     #: The program of a ``--command`` system (then ``url`` is None).
@@ -145,13 +159,13 @@ class SystemSettings:
         return (
             f"--proxy {redact(self.url)}"
             if self.url is not None
-            else f"--command {redact(self.command or '')}"
+            else f"--command {redact_command_line(self.command or '')}"
         )
 
     def command_kwargs(self) -> dict[str, Any]:
         """``CommandSystem`` keyword arguments."""
         kwargs: dict[str, Any] = {"name": self.name}
-        for field in ("system_prompt", "timeout"):
+        for field in ("system_prompt", "timeout", "max_output_bytes"):
             value = getattr(self, field)
             if value is not None:
                 kwargs[field] = value
@@ -208,8 +222,9 @@ def add_system_flags(parser: argparse.ArgumentParser) -> None:
         metavar="CMD",
         help="a local program as a system under test (repeatable), run once per row with the prompt "
         "on standard input, its standard output the response; split like a shell would, but run "
-        "without one (write sh -c '...' for pipes); takes --name, --system-prompt and --timeout "
-        "(default 60 s); a non-zero exit status or a timeout is the row's error",
+        "without one (write sh -c '...' for pipes); takes --name, --system-prompt, --timeout "
+        "(default 60 s) and --max-output-bytes; a non-zero exit status, a timeout or output past "
+        "the bound is the row's error; what the program started ends with its row",
     )
     group.add_argument(
         "--config",
@@ -265,7 +280,9 @@ def bind_systems(flags: Sequence[tuple[str, Any]]) -> list[SystemSettings]:
             _check_url(value)
         elif not value.strip():
             raise UsageError("--command may not be empty")
-    labels = [f"--proxy {redact(v)}" if f == "url" else f"--command {redact(v)}" for f, v in opened]
+    labels = [
+        f"--proxy {redact(v)}" if f == "url" else f"--command {redact_command_line(v)}" for f, v in opened
+    ]
     urls = [value for _, value in opened]  # one per system, in order
     follow: list[dict[str, Any]] = [{} for _ in urls]  # each flag bound to the --proxy before it
     defaults: dict[str, Any] = {}
@@ -302,17 +319,19 @@ def bind_systems(flags: Sequence[tuple[str, Any]]) -> list[SystemSettings]:
                 "put each --name right after its --proxy"
             )
         if field in defaults and field not in COMMAND_FIELDS and all(kind == "program" for kind, _ in opened):
-            raise UsageError(
-                f"{option} does not apply to --command: a command takes --name, --system-prompt and --timeout"
-            )
+            raise UsageError(f"{option} does not apply to --command: {_COMMAND_TAKES}")
+        if field in defaults and field in COMMAND_ONLY and all(kind == "url" for kind, _ in opened):
+            raise UsageError(f"{option} does not apply to --proxy: it bounds a --command's output")
         for (kind, _), label, own in zip(opened, labels, follow, strict=True):
             if kind == "program" and field in own and field not in COMMAND_FIELDS:
-                raise UsageError(
-                    f"{option} does not apply to {label}: a command takes --name, --system-prompt "
-                    "and --timeout"
-                )
+                raise UsageError(f"{option} does not apply to {label}: {_COMMAND_TAKES}")
+            if kind == "url" and field in own and field in COMMAND_ONLY:
+                raise UsageError(f"{option} does not apply to {label}: it bounds a --command's output")
         if field not in defaults and field not in ("name", "api_key_env") and last > 0:
-            takes = [field in COMMAND_FIELDS or kind == "url" for kind, _ in opened]
+            takes = [
+                field in COMMAND_FIELDS if kind == "program" else field not in COMMAND_ONLY
+                for kind, _ in opened
+            ]
             missing = [
                 label for label, slot, t in zip(labels, follow, takes, strict=True) if t and field not in slot
             ]
@@ -327,6 +346,8 @@ def bind_systems(flags: Sequence[tuple[str, Any]]) -> list[SystemSettings]:
         settings = {**defaults, **own}
         if kind == "program":
             settings = {k: v for k, v in settings.items() if k in COMMAND_FIELDS}
+        else:
+            settings = {k: v for k, v in settings.items() if k not in COMMAND_ONLY}
         settings.setdefault("name", f"{label}{position + 1}" if last > 0 else label)
         if kind == "url":
             systems.append(SystemSettings(url=value, **settings))
@@ -408,7 +429,12 @@ def systems_from_entries(listed: Any, path: str) -> list[SystemSettings]:
                 raise UsageError(f"{where}: unknown setting {key!r}{hint}")
             if command is not None and key not in COMMAND_FIELDS:
                 raise UsageError(
-                    f"{where}: {key} does not apply to a command (it takes name, system_prompt, timeout)"
+                    f"{where}: {key} does not apply to a command "
+                    "(it takes name, system_prompt, timeout, max_output_bytes)"
+                )
+            if command is None and key in COMMAND_ONLY:
+                raise UsageError(
+                    f"{where}: {key} does not apply to an endpoint (it bounds a command's output)"
                 )
             if flag.type is str and not isinstance(value, str):
                 raise UsageError(f"{where}: {key} must be a string")
@@ -426,7 +452,9 @@ def settings_entry(system: SystemSettings) -> dict[str, Any]:
     """One system as a run file states it (what :func:`systems_from_entries` reads back); its URL
     and command lose any password or key they carry."""
     entry: dict[str, Any] = (
-        {"url": redact(system.url)} if system.url is not None else {"command": redact(system.command or "")}
+        {"url": redact(system.url)}
+        if system.url is not None
+        else {"command": redact_command_line(system.command or "")}
     )
     entry["name"] = system.name
     fields = COMMAND_FIELDS if system.url is None else [flag.field for flag in PER_SYSTEM]
