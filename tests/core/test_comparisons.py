@@ -30,6 +30,35 @@ def only(summary, field="f1"):
     return found
 
 
+def test_a_system_that_lost_one_of_four_rows_is_a_quarter_below():
+    """Issue 26 item 1: the difference is the system's minus the baseline's, never the reverse."""
+    rows = [row("base", str(i), 1.0) for i in range(4)] + [
+        row("new", str(i), 0.0 if i == 2 else 1.0) for i in range(4)
+    ]
+    c = only(Summarizer()(rows))
+    assert (c.delta, c.lost, c.gained, c.n) == (-0.25, ["2"], [], 4)
+    assert (c.test, c.p_value, c.significant) == ("mcnemar", 1.0, False)  # one discordant pair: 2 * 1/2
+    assert c.ci[0] < 0 and c.ci[1] == 0.0  # a third of the resamples draw no lost row
+    back = only(Summarizer(analysis=Analysis(baseline="new"))(rows))
+    assert (back.delta, back.gained, back.lost) == (0.25, ["2"], [])
+
+
+def test_a_row_at_the_threshold_passes():
+    """The loss audit's boundary: a row passes when its score reaches the threshold (>=), so a row
+    the baseline scored exactly 0.7 and the system 0.69 is lost, one the system scored exactly
+    0.7 from the baseline's 0.69 is gained."""
+    rows = [
+        row("base", "at", 0.7),
+        row("new", "at", 0.69),
+        row("base", "up", 0.69),
+        row("new", "up", 0.7),
+        row("base", "both", 0.7),
+        row("new", "both", 0.7),
+    ]
+    c = only(Summarizer(analysis=Analysis(threshold=0.7))(rows))
+    assert (c.lost, c.gained) == (["at"], ["up"])
+
+
 def test_coverage_and_the_rows_one_side_lacks():
     """new has 4 of base's 10 rows (and one of its own): 6 count as its failures (0) in its mean,
     its comparison and its failure count; with missing rows allowed it is compared on the 4."""

@@ -79,6 +79,17 @@ def test_three_constant_pairs_give_the_exact_tests_quarter_as_wilcoxon_does():
     )  # no n = 3 can be significant
 
 
+def test_the_smallest_p_of_each_test():
+    """Issue 26 item 5: the exact smallest p-value each estimator can give for a clear difference
+    (the +1 of the Monte Carlo estimate keeps it above 0)."""
+    for n in (5, 12, 20):  # exact: all + and all - of 2^n patterns
+        assert paired([0.9] * n, [0.2 + 0.01 * i for i in range(n)]).p_value == 2 / 2**n
+    for n in (21, 50, 1000):  # Monte Carlo: none of the 10,000 draws as far, plus one
+        test = paired([0.9] * n, [0.2 + 0.0001 * i for i in range(n)])
+        assert (test.test, test.p_value) == ("sign_flip_mc", 1 / 10_001)
+    assert DRAWS == 10_000
+
+
 def test_differences_of_one_size_give_the_binomial_p_exactly_then_within_the_draws_error():
     """Differences of equal size: the sign-flip null is a binomial (the count of + signs), so the
     exact p is a binomial sum.  Up to 20 pairs the test counts it exactly; beyond, the Monte Carlo
@@ -142,6 +153,26 @@ def test_three_of_three_rows_lost_is_not_significant():
     would have called it a loss."""
     test = paired([1.0] * 3, [0.0] * 3)
     assert (test.test, test.p_value, test.low, test.high, test.delta) == ("mcnemar", 0.25, -1.0, -1.0, -1.0)
+
+
+def test_the_interval_bounds_are_the_percentiles_of_the_seeded_resamples():
+    """Issue 26 item 6: the 95% interval's bounds are the 2.5th and 97.5th percentiles (numpy's)
+    of the 1,000 resample means, drawn with the seed of the values: n indices per resample from
+    the values in sorted order."""
+    rng = random.Random(2)
+    base = [rng.random() for _ in range(60)]
+    other = [b + rng.gauss(-0.05, 0.2) for b in base]
+    differences = numpy.sort(numpy.array(other) - numpy.array(base))
+    ones = numpy.ones(60)
+    picks = numpy.random.default_rng(data_seed(differences, ones)).integers(0, 60, size=(1000, 60))
+    means = differences[picks].mean(axis=1)
+    low, high = numpy.percentile(means, [2.5, 97.5])
+    test = paired(base, other)
+    assert (test.low, test.high) == pytest.approx((low, high), rel=1e-12)
+    found = estimate(list(differences))  # a mean's interval: the same resamples of the same values
+    assert found.method == "bootstrap" and (found.low, found.high) == pytest.approx((low, high), rel=1e-12)
+    at_90 = paired(base, other, alpha=0.10)
+    assert (at_90.low, at_90.high) == pytest.approx(tuple(numpy.percentile(means, [5, 95])), rel=1e-12)
 
 
 def test_0_1_resamples_are_multinomial_draws_of_the_distinct_pairs():
