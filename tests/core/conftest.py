@@ -12,16 +12,22 @@ from context_bench.testing import FakeServer
 
 
 @pytest.fixture
-def cbench(capsys):
-    """``cbench(*argv)``: ``context-bench ARGV --no-progress`` in this process, as (status, stdout,
-    stderr)."""
+def cli(capsys):
+    """``cli(*argv)``: ``context-bench ARGV`` run in this process; its exit status, stdout and stderr."""
 
     def run(*argv: str) -> tuple[int, str, str]:
-        code = main([*argv, "--no-progress"])
+        code = main(list(argv))
         out, err = capsys.readouterr()
         return code, out, err
 
     return run
+
+
+@pytest.fixture
+def cbench(cli):
+    """``cbench(*argv)``: ``context-bench ARGV --no-progress`` in this process, as (status, stdout,
+    stderr)."""
+    return lambda *argv: cli(*argv, "--no-progress")
 
 
 @pytest.fixture

@@ -101,6 +101,7 @@ FLAGS = {
     "--fail-fast": ["--fail-fast", "{v}"],
     "--max-failure-rate": ["--max-failure-rate", "{v}"],
     "--threshold": ["--threshold", "{v}"],
+    "--alpha": ["--alpha", "{v}"],
     "--timeout": ["--timeout", "{v}"],
     "--max-retries": ["--max-retries", "{v}"],
     "--max-tokens": ["--max-tokens", "{v}"],

@@ -235,7 +235,10 @@ def test_max_output_bytes_belongs_to_commands(capsys, data, tmp_path):
             {"url": "http://127.0.0.1:9", "max_output_bytes": 5},
             "max_output_bytes does not apply to an endpoint",
         ),
-        ({"command": ANSWER, "max_output_bytes": 1e308}, "must be a whole number of bytes from 1 to 1,073,741,824"),
+        (
+            {"command": ANSWER, "max_output_bytes": 1e308},
+            "must be a whole number of bytes from 1 to 1,073,741,824",
+        ),
     ):
         run_file.write_text(json.dumps({"systems": [entry]}))
         code, out, err = _run(capsys, data, "--config", str(run_file))

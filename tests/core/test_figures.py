@@ -49,22 +49,28 @@ def test_prices_from_flags_and_a_toml_file(tmp_path):
         Prices.parse((), str(file))
 
 
-def test_costs_reported_priced_or_missing_never_zero():
+def test_costs_from_one_source_priced_or_reported_never_zero():
+    """A price for a system's model prices every row of it from its tokens, a cost the endpoint
+    reported included (one source per group); without one, the reported costs; a row with tokens
+    and neither has no dollars, never 0."""
     rows = [
-        row("a", "1", 1.0, cost=0.02, latency=1.0),  # reported: kept
-        row("a", "2", 0.5, tokens=(1000.0, 100.0), latency=2.0),  # priced: 1000*1 + 100*2 per million
+        row("a", "1", 1.0, cost=0.02, latency=1.0),  # priced all the same: 100*1 + 10*2 per million
+        row("a", "2", 0.5, tokens=(1000.0, 100.0), latency=2.0),  # 1000*1 + 100*2 per million
         row("b", "1", 1.0),
         row("b", "2", 0.0),
+        row("c", "1", 1.0, cost=0.02),
+        row("c", "2", 0.0, cost=0.01),
     ]
     summary = Summarizer(analysis=Analysis(prices=Prices({"m": Price(1.0, 2.0)}), models={"a": "m"}))(rows)
-    a, b = summary.groups
-    assert a.cost.priced and a.cost.dollars == pytest.approx(0.02 + 0.0012)
-    assert a.passing.pass_rate == 0.5 and a.passing.cost_of_pass == pytest.approx(0.0212)
+    a, b, c = summary.groups
+    assert (a.cost.priced, a.cost.source) == (True, "priced") and a.cost.dollars == pytest.approx(0.00132)
+    assert a.passing.pass_rate == 0.5 and a.passing.cost_of_pass == pytest.approx(0.00132)
     assert (a.latency.mean, a.latency.p50, a.latency.p95, a.latency.p99) == pytest.approx(
         (1.5, 1.5, 1.95, 1.99)
     )
     assert a.tokens.input_mean == 550 and a.tokens.total == 1210
-    assert (b.cost.dollars, b.cost.priced, b.passing.cost_of_pass) == (None, False, None)
+    assert (b.cost.dollars, b.cost.priced, b.cost.source, b.passing.cost_of_pass) == (None, False, None, None)
+    assert (c.cost.dollars, c.cost.source) == (pytest.approx(0.03), "reported")
     assert summary.prices == {"missing": ["b"]}
     assert [w for w in summary.warnings if "no price" in w] == [
         "no price for b: no dollars shown for it (--price MODEL=IN,OUT in dollars per million tokens, "
@@ -73,6 +79,8 @@ def test_costs_reported_priced_or_missing_never_zero():
 
 
 def test_comparison_against_the_first_system_row_by_row():
+    """small lacks the baseline's row only-base: it counts as small's failure (a lost row) unless
+    missing rows are allowed; the savings are over the rows both have either way."""
     rows = [
         row("base", "1", 1.0, tokens=(100.0, 10.0)),
         row("base", "2", 1.0, tokens=(300.0, 10.0)),
@@ -81,23 +89,31 @@ def test_comparison_against_the_first_system_row_by_row():
         row("small", "3", 1.0, tokens=(50.0, 10.0)),
         row("small", "2", 0.0, tokens=(100.0, 5.0)),
         row("small", "1", 1.0, tokens=(50.0, 10.0)),
+        row("small", "only-small", 1.0),
     ]
     prices = Prices({"base": Price(1.0, 1.0), "small": Price(1.0, 1.0)})
-    summary = Summarizer(analysis=Analysis(prices=prices))(rows)
-    (c,) = summary.comparisons
-    assert (c.system, c.baseline, c.dataset, c.field, c.n, c.test) == (
-        "small",
-        "base",
-        "qa",
-        "f1",
-        3,
-        "mcnemar",
-    )
-    assert c.delta == 0.0 and c.p_value == 1.0
-    assert c.compression_ratio == pytest.approx(200 / 500)
-    assert c.tokens_saved == 530 - 225
-    assert c.cost_saved == pytest.approx(305 / 1e6)
-    assert (c.lost, c.gained) == (["2"], ["3"])
+    for allow, n, delta, lost in ((False, 4, -0.25, ["2", "only-base"]), (True, 3, 0.0, ["2"])):
+        summary = Summarizer(analysis=Analysis(prices=prices, allow_missing=allow))(rows)
+        (c,) = summary.comparisons
+        assert (c.system, c.baseline, c.dataset, c.field, c.n, c.test) == (
+            "small",
+            "base",
+            "qa",
+            "f1",
+            n,
+            "mcnemar",
+        )
+        # before 1, 1, 0 (1), after 1, 0, 1 (0): McNemar over 1 gained and 1 (2) lost is 1
+        assert (c.delta, c.p_value, c.significant) == (delta, 1.0, False)
+        assert (c.lost, c.gained) == (lost, ["3"])
+        assert (c.coverage, c.only_baseline, c.only_system) == (0.75, ["only-base"], ["only-small"])
+        assert c.compression_ratio == pytest.approx(200 / 500)
+        assert c.tokens_saved == 530 - 225
+        assert (c.cost_saved, c.cost_source) == (pytest.approx(305 / 1e6), "priced")
+        assert c.shared() == "3 of 4 rows shared"
+        assert any(
+            w.startswith("small on qa: 3 of 4 rows shared with the baseline base; ") for w in summary.warnings
+        )
     assert summary.baseline == "base"
     asked = Summarizer(analysis=Analysis(baseline="small"))(rows).comparisons
     assert [(x.system, x.baseline) for x in asked] == [("base", "small")]
@@ -148,7 +164,11 @@ def test_judges_counted_apart_with_a_panels_agreement():
         "calls": 4, "failures": 2, "parse_errors": 1, "input_tokens": 120.0, "output_tokens": 12.0,
         "dollars": pytest.approx(240 / 1e6),
     }  # fmt: skip
-    assert group["cost"] == {"dollars": None, "priced": False}  # the system reported no tokens
+    assert group["cost"] == {
+        "dollars": None,
+        "priced": False,
+        "source": None,
+    }  # the system reported no tokens
 
 
 def test_the_json_reports_names():
@@ -160,7 +180,7 @@ def test_the_json_reports_names():
     group = summary["groups"][0]
     assert set(group) >= {"scores", "ci", "stderr", "tokens", "cost", "latency", "pass", "judge", "frontier"}
     assert set(group["tokens"]) == {"input_mean", "output_mean", "total"}
-    assert set(group["cost"]) == {"dollars", "priced"}
+    assert set(group["cost"]) == {"dollars", "priced", "source"}
     assert set(group["latency"]) == {"mean", "p50", "p95", "p99"}
     assert set(group["pass"]) == {"field", "threshold", "pass_rate", "cost_of_pass"}
     assert set(group["judge"]) == {
@@ -176,10 +196,13 @@ def test_the_json_reports_names():
     (comparison,) = summary["comparisons"]
     assert set(comparison) == {
         "system", "baseline", "dataset", "field", "delta", "ci", "p_value", "n", "test",
-        "compression_ratio", "tokens_saved", "cost_saved", "lost", "gained",
+        "compression_ratio", "tokens_saved", "cost_saved", "lost", "gained", "significant", "mdd",
+        "coverage", "only_baseline", "only_system", "cost_source",
     }  # fmt: skip
-    assert comparison["n"] == 4  # the errored row "e" has no baseline row
+    assert comparison["n"] == 4 and comparison["only_system"] == ["e"]  # "e" has no baseline row
+    assert (comparison["coverage"], comparison["only_baseline"], comparison["cost_source"]) == (1.0, [], None)
     assert summary["primary"] == {"field": None, "threshold": 0.7} and summary["baseline"] == "a"
+    assert summary["alpha"] == 0.05
     assert summary["judges"] == [] and summary["prices"] == {"missing": ["a", "b"]}
     b = summary["groups"][1]
     assert b["pass"]["pass_rate"] == 4 / 5  # the errored row fails
@@ -204,7 +227,7 @@ def test_score_with_a_baseline_and_figure_flags(capsys, tmp_path):
     assert (em["system"], em["gained"], em["lost"], em["compression_ratio"]) == ("big", ["q3"], [], 100 / 60)
     assert em["cost_saved"] == pytest.approx(-(40 * 4) / 1e6)
     big = summary["groups"][0]
-    assert big["cost"] == {"dollars": pytest.approx(4 * 110 / 1e6), "priced": True}
+    assert big["cost"] == {"dollars": pytest.approx(4 * 110 / 1e6), "priced": True, "source": "priced"}
     assert big["pass"]["cost_of_pass"] == pytest.approx(110 / 1e6)
     code, out, err = run_cli(capsys, *argv[:-2], "--output", "markdown")
     assert (
@@ -237,8 +260,10 @@ def test_compare_saved_results(capsys, tmp_path):
     result = json.loads(out)
     assert [g["system"] for g in result["summary"]["groups"]] == ["first:responses", "second:responses"]
     (f1,) = [c for c in result["summary"]["comparisons"] if c["field"] == "f1"]
+    # every run's rows are kept (each group is its run's own); second's q3 has no pair
     assert (f1["n"], f1["lost"], f1["baseline"]) == (3, ["q1"], "first:responses")
-    assert "second: 1 of its 4 rows are not in every run; left out" in result["summary"]["warnings"]
+    assert (f1["coverage"], f1["only_baseline"], f1["only_system"]) == (1.0, [], ["q3"])
+    assert [g["rows"] for g in result["summary"]["groups"]] == [3, 4]
     for fmt in ("table", "markdown", "csv", "html"):
         code, out, err = run_cli(capsys, "compare", *reports, "--output", fmt)
         assert code == 0 and "first:responses" in out, err
@@ -293,11 +318,15 @@ def test_a_run_prices_each_system_by_its_model(capsys, tmp_path):
     summary = json.loads(out)["summary"]
     big, small = summary["groups"]
     # the fake endpoint states 10 prompt and 2 completion tokens per reply
-    assert big["cost"] == {"dollars": pytest.approx(3 * (10 * 1000 + 2 * 2000) / 1e6), "priced": True}
+    assert big["cost"] == {
+        "dollars": pytest.approx(3 * (10 * 1000 + 2 * 2000) / 1e6),
+        "priced": True,
+        "source": "priced",
+    }
     assert big["tokens"] == {"input_mean": 10.0, "output_mean": 2.0, "total": 36.0}
     assert big["pass"]["pass_rate"] == 1.0 and big["pass"]["cost_of_pass"] == pytest.approx(0.014)
     assert big["latency"]["p99"] is not None
-    assert small["cost"] == {"dollars": None, "priced": False}
+    assert small["cost"] == {"dollars": None, "priced": False, "source": None}
     assert summary["prices"] == {"missing": ["m-small"]}
     (f1,) = [c for c in summary["comparisons"] if c["field"] == "f1"]
     assert (f1["system"], f1["lost"], f1["compression_ratio"], f1["cost_saved"]) == (

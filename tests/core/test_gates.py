@@ -6,15 +6,14 @@ from __future__ import annotations
 import json
 
 import pytest
+from statsmodels.stats.proportion import proportion_confint
 
-from context_bench.analysis import Analysis
 from context_bench.cli import main
 from context_bench.gates import failure_rates
 from context_bench.metrics import mean_interval
 from context_bench.metrics.interval import t_quantile
 from context_bench.metrics.paired import paired
 from context_bench.records import EvalRow, RowError
-from context_bench.summary import Summarizer, headline_values
 from context_bench.testing import FakeServer, last_user_message
 
 ANSWERS = {f"q{i}": f"answer{i}" for i in range(10)}
@@ -66,7 +65,8 @@ def test_fail_under_exits_3_after_the_report_with_the_mean_its_interval_and_the_
         assert code == 3, err
         assert json.loads(report.read_text())["summary"]["groups"][0]["scores"]["exact_match"] == 0.6
         (line,) = [line for line in err.splitlines() if "gate failed" in line]
-        low, high = mean_interval([1.0] * 6 + [0.0] * 4).low, mean_interval([1.0] * 6 + [0.0] * 4).high
+        # the report's interval of the mean: Wilson's for 0/1 scores (statsmodels as the oracle)
+        low, high = proportion_confint(6, 10, alpha=0.05, method="wilson")
         assert line == (
             "context-bench: error: gate failed: --fail-under exact_match=0.7: exact_match of mine on qa is "
             f"0.600 (95% CI {low:.3f} to {high:.3f}, n=10), below 0.7"
@@ -79,20 +79,23 @@ def test_fail_under_exits_3_after_the_report_with_the_mean_its_interval_and_the_
             assert code == 3 and err.count("gate failed") == 1 and f"--fail-under {scoped}:" in err
 
 
-def test_fail_under_naming_nothing_in_the_run_is_a_usage_error_after_the_report(capsys, qa, tmp_path):
+def test_fail_under_naming_nothing_in_the_run_is_a_usage_error(capsys, qa, tmp_path):
+    """A scope naming no data set (or SYSTEM/DATASET) is refused before any row runs; a score
+    field, which an evaluator wired per row only shows once it scored, after the report."""
     report = tmp_path / "report.md"
     with FakeServer(answering(10)) as server:
-        for gate, said in (
-            ("nosuch=0.5", "no group in this run has a score 'nosuch'"),
-            ("other:f1=0.5", "no data set or SYSTEM/DATASET 'other' in this run"),
-            ("theirs/qa:f1=0.5", "no data set or SYSTEM/DATASET 'theirs/qa' in this run"),
-            ("qa:nosuch=0.5", "no group of qa in this run has a score 'nosuch'"),
+        for gate, said, before in (
+            ("nosuch=0.5", "no group in this run has a score 'nosuch'", False),
+            ("other:f1=0.5", "no data set or SYSTEM/DATASET 'other' in this run", True),
+            ("theirs/qa:f1=0.5", "no data set or SYSTEM/DATASET 'theirs/qa' in this run", True),
+            ("qa:nosuch=0.5", "no group of qa in this run has a score 'nosuch'", False),
         ):
             report.unlink(missing_ok=True)
+            asked = len(server.requests)
             code, _, err = run_cli(capsys, *run(server, qa, "--fail-under", gate, "--output", "markdown",
                                                 "--out", str(report)))  # fmt: skip
             assert code == 2 and err.strip().endswith(f"error: --fail-under {gate}: {said}"), err
-            assert report.is_file()  # names are checked against the run's rows: the report is written
+            assert report.is_file() is not before and (len(server.requests) == asked) is before
 
 
 @pytest.mark.parametrize(
@@ -107,7 +110,22 @@ def test_fail_under_naming_nothing_in_the_run_is_a_usage_error_after_the_report(
         (("--price", "gpt=1"), "--price gpt=1: expected MODEL=IN,OUT (dollars per million tokens)"),
         (("--price", "gpt=1,-2"), "--price gpt=1,-2: '-2' is not a price"),
         (("--fail-if-worse", "f1=-0.1", "--baseline", "mine"), "'-0.1' is not a number from 0 to 1,000,000"),
-        (("--fail-if-worse", "=0.1", "--baseline", "mine"), "--fail-if-worse =0.1: expected FIELD[=MARGIN]"),
+        (
+            ("--fail-if-worse", "=0.1", "--baseline", "mine"),
+            "--fail-if-worse =0.1: expected [[SYSTEM/]DATASET:]FIELD[=MARGIN]",
+        ),
+        (("--fail-if-worse", "qa:=0.1", "--baseline", "mine"), "expected [[SYSTEM/]DATASET:]FIELD[=MARGIN]"),
+        (("--alpha", "0"), "--alpha: must be a number above 0, at most 0.5 (got '0')"),
+        (("--alpha", "nan"), "--alpha: must be a number above 0, at most 0.5 (got 'nan')"),
+        (("--baseline", "nobody"), "--baseline nobody: no such system in this run (it has mine)"),
+        (
+            ("--fail-under", "other:f1=0.5"),
+            "--fail-under other:f1=0.5: no data set or SYSTEM/DATASET 'other'",
+        ),
+        (
+            ("--fail-if-worse", "mine/other:f1", "--baseline", "mine"),
+            "--fail-if-worse mine/other:f1: no data set or SYSTEM/DATASET 'mine/other' in this run",
+        ),
         (("--max-failure-rate", "1.5"), "--max-failure-rate: must be a number from 0 to 1 (got '1.5')"),
         (("--max-failure-rate", "nan"), "--max-failure-rate: must be a number from 0 to 1 (got 'nan')"),
     ],
@@ -130,18 +148,14 @@ def test_fail_if_worse_compares_each_system_with_the_baseline_row_by_row(capsys,
         argv = ("run", "--max-retries", "0", *systems, "--dataset", str(qa), "--no-progress")
         code, _, err = run_cli(capsys, *argv, "--fail-if-worse", "exact_match", "--baseline", "good")
         assert code == 3, err
-        (line,) = [
-            line for line in err.splitlines() if "gate failed" in line
-        ]  # close: 1 of 10, not significant
-        # the report's paired test: McNemar's exact p (8 discordant pairs, all lost: 2 / 2**8), the
-        # interval of the paired differences seeded as the gate seeds it
-        seed = Analysis().seed_for("bad", "good", "exact_match")
-        differences = paired([1.0] * 10, [1.0] * 2 + [0.0] * 8, seed=seed)
+        (line,) = [line for line in err.splitlines() if "gate failed" in line]  # close: 1 of 10, p = 1
+        # the report's paired test: McNemar's exact p (8 discordant pairs, all lost: 2 / 2**8)
+        differences = paired([1.0] * 10, [1.0] * 2 + [0.0] * 8)
         assert (differences.test, differences.p_value) == ("mcnemar", 2 / 2**8)
         assert line == (
             "context-bench: error: gate failed: --fail-if-worse exact_match: exact_match of bad minus the "
-            f"baseline good is -0.800 (95% CI {differences.low:.3f} to {differences.high:.3f}, n=10) "
-            "(McNemar's exact test, p=0.00781), significantly below 0"
+            f"baseline good on qa is -0.800 (95% CI {differences.low:.3f} to {differences.high:.3f}, n=10) "
+            "(McNemar's exact test, p=0.00781 < alpha 0.05), significantly below 0"
         )
         assert differences.high < 0
         margin = f"exact_match={-differences.high + 0.001:.3f}"
@@ -241,27 +255,6 @@ def test_mean_interval():
     assert mean_interval([1.0, 0.0, 1.0], [1, 1, 1]) == mean_interval([1.0, 0.0, 1.0])
     with pytest.raises(ValueError):
         mean_interval([])
-
-
-def test_headline_values_give_the_summarys_means():
-    down = RowError("system", "s", "EndpointError", "down")
-    rows = [
-        EvalRow("s", "d", "1", scores={"acc": 1.0}, weights={"acc": 3.0}),
-        EvalRow("s", "d", "2", scores={"acc": 0.5}, weights={"acc": 1.0}),
-        EvalRow("s", "d", "3", errors=[down]),
-        EvalRow("t", "d", "1", errors=[down]),
-    ]
-    summary = Summarizer()(rows)
-    for exclude in (False, True):
-        values = headline_values(rows, exclude_errors=exclude)
-        means = Summarizer(exclude_errors=exclude)(rows)
-        for group in means.groups:
-            entries = values[(group.system, group.dataset)].get("acc", [])
-            if entries:
-                assert mean_interval(
-                    [v for _, v, _ in entries], [w for *_, w in entries]
-                ).mean == pytest.approx(group.scores["acc"])
-    assert summary.groups[0].scores["acc"] == pytest.approx(3.5 / 6)
 
 
 def test_failure_rates_by_system_and_evaluator():

@@ -70,11 +70,16 @@ def test_a_score_that_is_not_finite_is_an_error_of_that_evaluator_on_that_row():
     assert len(parsed["rows"]) == 5
 
 
-def test_system_figures_that_are_not_finite_are_left_out():
+def test_figures_of_scored_rows_that_cannot_be_right_are_input_errors():
     rows = [{"id": "a", "response": "x", "input_tokens": float("nan"), "cost": float("inf"), "latency": 0.5}]
     row = _run(rows, [Length()]).rows[0]
-    assert (row.input_tokens, row.cost, row.latency) == (None, None, 0.5)
-    assert not row.errors and row.scores == {"length": 1.0}
+    assert (row.input_tokens, row.cost, row.latency, row.scores) == (None, None, None, {})
+    (error,) = row.errors
+    assert (error.stage, error.type) == ("input", "InvalidFigure")
+    assert error.message == (
+        "row 0 of data set 'dataset': 'input_tokens' is nan, not a token count from 0 to 1e+12; "
+        "'cost' is inf, not dollars from 0 to 1e+12"
+    )
 
 
 @pytest.mark.parametrize("cached", [False, True])

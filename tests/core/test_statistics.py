@@ -33,10 +33,10 @@ def test_each_kind_of_score_gets_its_method():
     assert [binary.low, binary.high] == list(wilson(3, 4))
     assert binary.stderr == pytest.approx(math.sqrt(0.75 * 0.25 / 4))
     small = [0.1 * (i % 7) + 0.05 for i in range(50)]
-    boot = estimate(small, seed=3)
+    boot = estimate(small)
     assert boot.method == "bootstrap" and boot.low < boot.mean < boot.high
-    assert estimate(small, seed=3) == boot  # seeded: the same report twice
-    assert estimate(small, seed=4) != boot
+    assert estimate(small[::-1]) == boot  # seeded by the values: the same interval in any order
+    assert estimate([*small[:-1], 0.07]) != boot
     # the bootstrap's standard error is close to s / sqrt(n)
     s = math.sqrt(sum((x - boot.mean) ** 2 for x in small) / 49)
     assert boot.stderr == pytest.approx(s / math.sqrt(50), rel=0.15)
@@ -81,15 +81,15 @@ def test_paired_picks_mcnemar_for_verdicts():
     assert paired([1.0, NAN], [NAN, 0.0]) is None  # no pair has both sides
 
 
-def test_paired_bootstrap_is_seeded_and_sees_a_clear_difference():
+def test_paired_is_seeded_by_its_pairs_and_sees_a_clear_difference():
     rng = random.Random(5)
     base = [rng.random() for _ in range(200)]
     other = [b - 0.2 + rng.gauss(0, 0.05) for b in base]
-    test = paired(base, other, seed=1)
-    assert test.test == "bootstrap" and test.high < 0 and test.p_value < 0.01
-    assert paired(base, other, seed=1) == test
+    test = paired(base, other)
+    assert test.test == "sign_flip_mc" and test.high < 0 and test.p_value == 1 / 10_001
+    assert paired(base[::-1], other[::-1]) == test  # the pairs alone decide, not their order
     same = paired(base, base)
-    assert (same.delta, same.p_value) == (0.0, 1.0)
+    assert (same.delta, same.p_value, same.low, same.high, same.test) == (0.0, None, None, None, None)
 
 
 def test_paired_t_test_above_the_bootstrap_range():

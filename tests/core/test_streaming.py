@@ -99,11 +99,6 @@ def test_the_summarizer_counts_row_by_row_and_fills_failed_rows_in_its_columns()
     assert summary.groups[0].scores == {"f1": 0.5}  # the errored row counts 0
     columns = summarize.groups[("s", "d")].columns
     assert list(columns.ids) == ["e0", "e1", "e2"] and list(columns.scores["f1"]) == [1.0, 0.0, 0.5]
-    assert summarize.headline_values()[("s", "d")]["f1"] == [
-        ("e0", 1.0, 1.0),
-        ("e1", 0.0, 1.0),
-        ("e2", 0.5, 1.0),
-    ]
 
 
 def test_distinct_error_messages_are_capped(monkeypatch):

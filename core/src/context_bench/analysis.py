@@ -1,13 +1,14 @@
 """What a run's figures read besides its rows: the primary score and its pass threshold, the
-baseline of the comparisons, prices, each system's model and the bootstrap's seed."""
+baseline of the comparisons, the significance level, what a missing row counts as, prices and
+each system's model."""
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterable, Mapping
 
 import attrs
 
+from .metrics.paired import ALPHA
 from .prices import Price, Prices
 from .records import DEFAULT_THRESHOLD
 
@@ -15,8 +16,10 @@ from .records import DEFAULT_THRESHOLD
 @attrs.frozen
 class Analysis:
     """What the figures read besides the rows: the primary score and its pass threshold, the
-    baseline of the comparisons (None: the first system), prices, each system's model (to find
-    its price; a system without one is priced by its own name) and the bootstrap's seed."""
+    baseline of the comparisons (None: the first system), the significance level of the
+    comparisons (their intervals are at ``1 - alpha``), whether the baseline's rows a system lacks
+    are left out of its comparison (``allow_missing``) or count as its failures, prices, and each
+    system's (or judge's) model (to find its price; one without is priced by its own name)."""
 
     #: The primary score a user named (``--score-field``); None: each group's headline score.
     score_field: str | None = None
@@ -24,7 +27,8 @@ class Analysis:
     baseline: str | None = None
     prices: Prices = attrs.Factory(Prices)
     models: Mapping[str, str] = attrs.Factory(dict)
-    seed: int = 0
+    alpha: float = ALPHA
+    allow_missing: bool = False
 
     def field_of(self, fields: Iterable[str]) -> str | None:
         """The primary score among a group's (or a data set's) ``fields``, in the order its rows'
@@ -42,7 +46,3 @@ class Analysis:
 
     def price(self, system: str) -> Price | None:
         return self.prices.find(self.models.get(system), system)
-
-    def seed_for(self, *names: str) -> int:
-        """A seed of its own per figure, so one figure's bootstrap does not depend on the others'."""
-        return zlib.crc32("\x00".join((str(self.seed), *names)).encode())

@@ -1,15 +1,19 @@
 """assert_scores: a score threshold as an assertion, for tests and scripts (no pytest needed).
 
 A failed threshold is only useful with the evidence beside it, so the message shows each failing
-mean with an approximate 95% interval (how far a small sample can be trusted) and the worst rows,
-each with its id, response, reference and scores (or its error).
+mean with the report's 95% interval of it (Wilson's for 0/1 scores, the seeded bootstrap or t for
+others: :func:`~context_bench.metrics.intervals.estimate`, over the values the mean is over, so one
+data set's interval is the report's) and the worst rows, each with its id, response, reference and
+scores (or its error).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
-from .metrics.interval import mean_interval
+from .metrics.interval import Interval
+from .metrics.intervals import estimate
 from .records import EvalResult, EvalRow
 
 __all__ = ["ScoreAssertionError", "assert_scores"]
@@ -32,6 +36,32 @@ def _row_value(row: EvalRow, field: str) -> float | None:
     if field in row.scores:
         return float(row.scores[field])
     return 0.0 if row.errors else None
+
+
+def _values(result: EvalResult, system: str, dataset: str | None, field: str) -> list[float]:
+    """The values the summary's mean of ``field`` is over (its groups' columns: an errored row's
+    failure value included), else each row's :func:`_row_value`."""
+    groups = getattr(result.summarize, "groups", None)
+    if not groups:
+        return [v for r in result.rows if r.system == system and (dataset is None or r.dataset == dataset)
+                if (v := _row_value(r, field)) is not None]  # fmt: skip
+    return [
+        value
+        for (name, where), group in groups.items()
+        if name == system and (dataset is None or where == dataset)
+        for value in group.columns.scores.get(field, ())
+        if value == value
+    ]
+
+
+def _shown(mean: float, values: list[float]) -> str:
+    """``0.612 (95% CI 0.550 to 0.674, n=50)``: the mean with the report's interval of its values."""
+    found = estimate(values)
+    if found is None:
+        return f"{mean:.3f}"
+    low = -math.inf if found.low is None else found.low
+    high = math.inf if found.high is None else found.high
+    return Interval(mean, low, high, found.n).describe()
 
 
 def _short(value: Any) -> str:
@@ -102,7 +132,7 @@ def assert_scores(
                 )
                 continue
             scored = [(v, r) for r in rows if (v := _row_value(r, field)) is not None]
-            shown = mean_interval([v for v, _ in scored]).describe() if scored else f"{mean:.3f}"
+            shown = _shown(mean, _values(result, name, dataset, field))
             lines.append(f"{where}: {field} mean {shown} is below {bound:g}")
             below = [(v, r) for v, r in scored if v < bound]
             if worst > 0 and below:

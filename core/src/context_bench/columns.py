@@ -27,7 +27,9 @@ class Columns:
     """Per-row figures of one group, in the order rows were added.
 
     ``scores[field]`` holds the value the headline mean counts (an errored row's failure value),
-    NaN where the row has none; tokens, latency and cost are NaN where unknown.
+    NaN where the row has none; tokens, latency and cost are NaN where unknown.  The last
+    ``missing`` rows stand for rows the baseline has and this system lacks (errored rows the
+    summary added, so they count as its failures).
     """
 
     ids: Ids = attrs.Factory(Ids)  # a list of str in a few bytes a row (context_bench.compact)
@@ -36,6 +38,7 @@ class Columns:
     output_tokens: array = attrs.Factory(lambda: array("d"))
     latency: array = attrs.Factory(lambda: array("d"))
     cost: array = attrs.Factory(lambda: array("d"))
+    missing: int = 0
 
     def add(self, row: EvalRow, values: dict[str, float]) -> None:
         """Append ``row`` with ``values`` (field -> the value its headline mean counts)."""

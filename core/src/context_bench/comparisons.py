@@ -1,28 +1,37 @@
-"""Each system against the baseline, per data set, on the rows both answered (matched by id): the
-paired difference of every score field they share with its interval and p-value, the compression
-ratio, the tokens and dollars saved, and the loss audit (rows that pass on the baseline and fail
-on the system at the run's threshold, and the reverse)."""
+"""Each system against the baseline, per data set, matched by id: the paired difference of every
+score field they share with its interval, p-value, significance and minimum detectable
+difference, the coverage (which of the baseline's ids the system has), the compression ratio, the
+tokens and dollars saved, and the loss audit (rows that pass on the baseline and fail on the
+system at the run's threshold, and the reverse).
+
+The rows the baseline has and the system lacks are in the system's columns as errored rows (the
+summary adds them, :attr:`Columns.missing`), so they pair as its failures, unless the run allows
+missing rows (then the comparison is over the shared rows alone).  Savings are over the rows both
+really have.  The sign is fixed here once: every figure is the system's minus the baseline's.
+"""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from .metrics.paired import paired
+from .metrics.paired import PairedTest, paired
 from .records import Comparison
 
 if TYPE_CHECKING:
     from .analysis import Analysis
     from .columns import Columns
-    from .records import Cost
+    from .records import Cost, Tokens
 
 Key = tuple[str, str]
 
 
-def baseline_of(systems: Sequence[str], asked: str | None) -> str | None:
-    """The baseline: the one asked for, else the first system."""
-    return asked if asked is not None else (systems[0] if systems else None)
+def baseline_of(systems: Sequence[str], analysis: Analysis) -> str | None:
+    """The run's baseline: the one asked for when the run has it, else the first of several systems."""
+    if analysis.baseline is not None and analysis.baseline in systems:
+        return analysis.baseline
+    return systems[0] if len(systems) > 1 else None
 
 
 def compare(
@@ -32,54 +41,58 @@ def compare(
     analysis: Analysis,
 ) -> list[Comparison]:
     """Every other system against the baseline on each data set both ran."""
-    systems = list(dict.fromkeys(system for system, _ in columns))
-    baseline = baseline_of(systems, analysis.baseline)
+    baseline = baseline_of(list(dict.fromkeys(system for system, _ in columns)), analysis)
     found = []
     for (system, dataset), own in columns.items():
         base_key = (baseline, dataset)
         if system == baseline or base_key not in columns:
             continue
         base = columns[base_key]
-        where = {}
+        where: dict[str, int] = {}
         for i, example in enumerate(base.ids):
             where.setdefault(example, i)
-        pairs = [(where[example], i) for i, example in enumerate(own.ids) if example in where]
-        if not pairs:
-            continue
-        left = [b for b, _ in pairs]
-        right = [o for _, o in pairs]
-        shared = _savings(base, own, left, right)
-        priced = costs[base_key].priced and costs[(system, dataset)].priced
-        cost_saved = (
-            sum(dollars[base_key][b] - dollars[(system, dataset)][o] for b, o in pairs) if priced else None
+        ids = list(own.ids)
+        pairs = [(where[example], i) for i, example in enumerate(ids) if example in where]
+        present = len(own) - own.missing  # the rows the system has; the rest stand for missing ones
+        real = [(b, o) for b, o in pairs if o < present]
+        held = {ids[o] for _, o in real}
+        coverage = (
+            len(held) / len(where) if where else None,
+            [example for example in where if example not in held],
+            [example for example in ids[:present] if example not in where],
         )
+        source = costs[base_key].source
+        same = source is not None and source == costs[(system, dataset)].source
+        cost_saved = (
+            sum(dollars[base_key][b] - dollars[(system, dataset)][o] for b, o in real) if same else None
+        )
+        savings = (*_tokens(base, own, real), cost_saved, source if same else None)
         for field in [f for f in own.scores if f in base.scores]:
             found.append(
-                _field(system, baseline, dataset, field, base, own, left, right, analysis, shared, cost_saved)
+                _field(system, baseline, dataset, field, base, own, ids, pairs, analysis, savings, coverage)
             )
     return found
 
 
-def _savings(
-    base: Columns, own: Columns, left: list[int], right: list[int]
-) -> tuple[float | None, float | None]:
-    """The compression ratio (the system's input tokens over the baseline's, over the shared rows
-    where both are known) and the tokens saved (the baseline's total minus the system's)."""
-    given = [(base.input_tokens[b], own.input_tokens[o]) for b, o in zip(left, right, strict=True)]
-    given = [(b, o) for b, o in given if b == b and o == o]
-    base_in = sum(b for b, _ in given)
-    ratio = sum(o for _, o in given) / base_in if given and base_in > 0 else None
+def _tokens(base: Columns, own: Columns, pairs: list[tuple[int, int]]) -> tuple[float | None, float | None]:
+    """The compression ratio (the system's input tokens over the baseline's) and the tokens saved
+    (the baseline's input and output tokens minus the system's), each over the pairs where both
+    sides reported them; None where no pair did (a side that reports no tokens saves none)."""
+    inputs = [(base.input_tokens[b], own.input_tokens[o]) for b, o in pairs]
+    inputs = [(b, o) for b, o in inputs if b == b and o == o]
+    base_in = sum(b for b, _ in inputs)
+    ratio = sum(o for _, o in inputs) / base_in if inputs and base_in > 0 else None
 
-    def total(columns: Columns, i: int) -> float:
-        return sum(x for x in (columns.input_tokens[i], columns.output_tokens[i]) if x == x)
+    def total(columns: Columns, i: int) -> float | None:
+        given, taken = columns.input_tokens[i], columns.output_tokens[i]
+        if given != given and taken != taken:
+            return None
+        return sum(x for x in (given, taken) if x == x)
 
-    known = any(
-        x == x
-        for b, o in zip(left, right, strict=True)
-        for x in (base.input_tokens[b], base.output_tokens[b], own.input_tokens[o], own.output_tokens[o])
-    )
-    saved = sum(total(base, b) - total(own, o) for b, o in zip(left, right, strict=True)) if known else None
-    return ratio, saved
+    both = [
+        (t, u) for b, o in pairs if (t := total(base, b)) is not None and (u := total(own, o)) is not None
+    ]
+    return ratio, (sum(t - u for t, u in both) if both else None)
 
 
 def _field(
@@ -89,42 +102,111 @@ def _field(
     field: str,
     base: Columns,
     own: Columns,
-    left: list[int],
-    right: list[int],
+    ids: list[str],
+    pairs: list[tuple[int, int]],
     analysis: Analysis,
-    shared: tuple[float | None, float | None],
-    cost_saved: float | None,
+    savings: tuple[float | None, float | None, float | None, str | None],
+    coverage: tuple[float | None, list[str], list[str]],
 ) -> Comparison:
-    before = [base.scores[field][i] for i in left]
-    after = [own.scores[field][i] for i in right]
-    test = paired(before, after, seed=analysis.seed_for(system, baseline, dataset, field))
+    before_column, after_column = base.scores[field], own.scores[field]
+    before = [before_column[b] for b, _ in pairs]
+    after = [after_column[o] for _, o in pairs]
+    test = paired(before, after, alpha=analysis.alpha) if pairs else None
     threshold = analysis.threshold
     lost = [
-        own.ids[o]
-        for o, b, a in zip(right, before, after, strict=True)
+        ids[o]
+        for (_, o), b, a in zip(pairs, before, after, strict=True)
         if b >= threshold and not a >= threshold
     ]
     gained = [
-        own.ids[o]
-        for o, b, a in zip(right, before, after, strict=True)
+        ids[o]
+        for (_, o), b, a in zip(pairs, before, after, strict=True)
         if a >= threshold and not b >= threshold
     ]
-    ci = None
-    if test is not None and math.isfinite(test.low) and math.isfinite(test.high):
-        ci = [test.low, test.high]
+    ratio, tokens_saved, cost_saved, cost_source = savings
     return Comparison(
         system,
         baseline,
         dataset,
         field,
-        None if test is None else test.delta,
-        ci,
-        None if test is None else test.p_value,
-        0 if test is None else test.n,
-        None if test is None else test.test,
-        shared[0],
-        shared[1],
-        cost_saved,
-        lost,
-        gained,
+        **verdict(test, analysis.alpha),
+        compression_ratio=ratio,
+        tokens_saved=tokens_saved,
+        cost_saved=cost_saved,
+        lost=lost,
+        gained=gained,
+        coverage=coverage[0],
+        only_baseline=coverage[1],
+        only_system=coverage[2],
+        cost_source=cost_source,
     )
+
+
+def verdict(test: PairedTest | None, alpha: float) -> dict[str, Any]:
+    """A paired test as a comparison's figures: the difference, its (finite) interval, the p-value,
+    the test, whether p is below ``alpha`` and the minimum detectable difference; all None (n 0)
+    without a test."""
+    if test is None:
+        return {
+            "delta": None,
+            "ci": None,
+            "p_value": None,
+            "n": 0,
+            "test": None,
+            "significant": None,
+            "mdd": None,
+        }
+    finite = test.low is not None and math.isfinite(test.low) and math.isfinite(test.high)  # type: ignore[arg-type]
+    return {
+        "delta": test.delta,
+        "ci": [test.low, test.high] if finite else None,
+        "p_value": test.p_value,
+        "n": test.n,
+        "test": test.test,
+        "significant": None if test.p_value is None else test.p_value < alpha,
+        "mdd": test.mdd,
+    }
+
+
+def notes(
+    comparisons: Sequence[Comparison],
+    costs: Mapping[Key, Cost],
+    tokens: Mapping[Key, Tokens],
+    analysis: Analysis,
+) -> list[str]:
+    """What a reader of the comparisons must know: each system that lacks some of the baseline's
+    rows ("4 of 10 rows shared") and what they counted as, and the savings left out because the
+    two sides' dollars do not come from one source or one side reported no tokens (a line each)."""
+    lines = []
+    mixed, tokenless = [], []
+    seen = set()
+    for c in comparisons:
+        key = (c.system, c.dataset)
+        if key in seen:
+            continue
+        seen.add(key)
+        if c.shared():
+            counted = (
+                "compared on the shared rows alone (--allow-missing)"
+                if analysis.allow_missing
+                else f"the {len(c.only_baseline)} it lacks count as its failures in every figure and gate "
+                "(--allow-missing: compare the shared rows alone)"
+            )
+            lines.append(f"{c.system} on {c.dataset}: {c.shared()} with the baseline {c.baseline}; {counted}")
+        sources = (costs[(c.baseline, c.dataset)].source, costs[key].source)
+        if None not in sources and sources[0] != sources[1]:
+            mixed.append(f"{c.system} ({sources[1]}) against {c.baseline} ({sources[0]}) on {c.dataset}")
+        if (tokens[(c.baseline, c.dataset)].total is None) != (tokens[key].total is None):
+            tokenless.append(f"{c.system} against {c.baseline} on {c.dataset}")
+    if mixed:
+        lines.append(
+            "no dollars saved where the two sides' costs come from different sources (reported by the "
+            f"endpoint, or priced by --price): {'; '.join(mixed)}; --price MODEL=IN,OUT prices every call "
+            "of a model, so both sides of one model are priced alike"
+        )
+    if tokenless:
+        lines.append(
+            "no tokens saved or compression ratio where one side reported no token counts: "
+            + "; ".join(tokenless)
+        )
+    return lines

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from .analysis import Analysis
-from .comparisons import compare
+from .comparisons import baseline_of, compare, notes
 from .metrics.aggregate import percentile
 from .metrics.agreement import krippendorff_alpha
 from .metrics.intervals import estimate, finite
@@ -75,21 +75,23 @@ class JudgeTally:
             self.reported[name] = self.reported.get(name, 0.0) + dollars
 
     def figures(self, analysis: Analysis, name: str | None = None) -> JudgeFigures:
-        """One judge's figures (``name``), or all judges' summed (None)."""
+        """One judge's figures (``name``), or all judges' summed (None).  A judge is priced like a
+        system: by ``--price`` for its model (or its name) when there is one, else by the cost its
+        endpoint reported; tokens with neither have no dollars."""
         names = [name] if name is not None else list(self.judges)
         totals = [sum(self.judges[n][i] for n in names) for i in range(5)]
         dollars: float | None = 0.0 if names else None
         known = False
         for n in names:
             judge = self.judges[n]
-            if n in self.reported:
+            price = analysis.price(n)
+            if price is not None and (judge[3] or judge[4]):
+                known = True
+                dollars = None if dollars is None else dollars + price.dollars(judge[3], judge[4])
+            elif n in self.reported:
                 dollars, known = (None if dollars is None else dollars + self.reported[n]), True
             elif judge[3] or judge[4]:
-                price = analysis.prices.find(n)
-                known = True
-                dollars = (
-                    None if price is None or dollars is None else dollars + price.dollars(judge[3], judge[4])
-                )
+                known, dollars = True, None
         return JudgeFigures(
             int(totals[0]),
             int(totals[1]),
@@ -102,35 +104,40 @@ class JudgeTally:
 
     def unpriced(self, analysis: Analysis) -> list[str]:
         return [
-            n
+            analysis.model(n)
             for n, judge in self.judges.items()
-            if n not in self.reported and (judge[3] or judge[4]) and analysis.prices.find(n) is None
+            if n not in self.reported and (judge[3] or judge[4]) and analysis.price(n) is None
         ]
 
 
 def row_dollars(columns: Columns, price: Price | None) -> list[float]:
-    """Each row's dollars: its reported cost, else its tokens priced; NaN where it has tokens but
-    no price; 0 where it reported neither (nothing known to cost)."""
+    """Each row's dollars from one source: with a ``price`` (``--price`` for the system's model),
+    its tokens priced, every row (an unknown count counts none); without, the cost the endpoint
+    reported, NaN where a row has tokens but no reported cost, 0 where it has neither."""
+    if price is not None:
+        return [
+            price.dollars(given, taken)
+            for given, taken in zip(columns.input_tokens, columns.output_tokens, strict=True)
+        ]
     found = []
     for cost, given, taken in zip(columns.cost, columns.input_tokens, columns.output_tokens, strict=True):
         if cost == cost:
             found.append(cost)
-        elif given != given and taken != taken:
-            found.append(0.0)
         else:
-            found.append(price.dollars(given, taken) if price is not None else math.nan)
+            found.append(0.0 if given != given and taken != taken else math.nan)
     return found
 
 
-def cost_of(columns: Columns, dollars: Sequence[float]) -> Cost:
-    """The group's dollars, when every row is priced and some row cost anything known."""
+def cost_of(columns: Columns, dollars: Sequence[float], priced: bool) -> Cost:
+    """The group's dollars, when every row has them and some row cost anything known; their
+    source is ``priced`` (by ``--price``) or ``reported``."""
     known = any(c == c for c in columns.cost) or any(
         given == given or taken == taken
         for given, taken in zip(columns.input_tokens, columns.output_tokens, strict=True)
     )
     if not known or any(d != d for d in dollars):
         return Cost(None, False)
-    return Cost(sum(dollars), True)
+    return Cost(sum(dollars), True, "priced" if priced else "reported")
 
 
 def _mean(values: Sequence[float]) -> float | None:
@@ -176,17 +183,16 @@ class GroupFigures:
     dollars: list[float] = attrs.field(repr=False)
 
 
-def group_figures(
-    system: str, dataset: str, columns: Columns, judges: JudgeTally, analysis: Analysis
-) -> GroupFigures:
+def group_figures(system: str, columns: Columns, judges: JudgeTally, analysis: Analysis) -> GroupFigures:
     ci: dict[str, list[float] | None] = {}
     stderr: dict[str, float | None] = {}
     for field, column in columns.scores.items():
-        found = estimate(column, analysis.seed_for(system, dataset, field))
+        found = estimate(column)
         ci[field] = None if found is None or found.low is None else [found.low, found.high]  # type: ignore[list-item]
         stderr[field] = None if found is None else found.stderr
-    dollars = row_dollars(columns, analysis.price(system))
-    cost = cost_of(columns, dollars)
+    price = analysis.price(system)
+    dollars = row_dollars(columns, price)
+    cost = cost_of(columns, dollars, price is not None)
     return GroupFigures(
         ci,
         stderr,
@@ -243,7 +249,8 @@ def panel_alpha(name: str, columns: Sequence[Columns]) -> float | None:
 @attrs.frozen
 class RunFigures:
     """The figures of a whole run: each group's, its place on the frontier, the comparisons with
-    the baseline (None with a single system), each judge's, and what had no price."""
+    the baseline (None with a single system), each judge's, what had no price, and what the
+    comparisons must say beside them (:func:`~context_bench.comparisons.notes`)."""
 
     groups: dict[Key, GroupFigures]
     frontier: dict[Key, FrontierPlace]
@@ -251,29 +258,18 @@ class RunFigures:
     judges: list[JudgeFigures]
     missing: list[str]
     baseline: str | None
+    notes: list[str] = attrs.Factory(list)
 
 
 def run_figures(
     columns: Mapping[Key, Columns], judges: Mapping[Key, JudgeTally], analysis: Analysis
 ) -> RunFigures:
-    groups = {
-        key: group_figures(key[0], key[1], group, judges[key], analysis) for key, group in columns.items()
-    }
-    systems = list(dict.fromkeys(system for system, _ in columns))
-    if analysis.baseline is not None and analysis.baseline in systems:
-        baseline: str | None = analysis.baseline
-    else:
-        baseline = systems[0] if len(systems) > 1 else None
-    comparisons = (
-        compare(
-            columns,
-            {key: figures.dollars for key, figures in groups.items()},
-            {key: figures.cost for key, figures in groups.items()},
-            attrs.evolve(analysis, baseline=baseline),
-        )
-        if baseline is not None
-        else []
-    )
+    groups = {key: group_figures(key[0], group, judges[key], analysis) for key, group in columns.items()}
+    baseline = baseline_of(list(dict.fromkeys(system for system, _ in columns)), analysis)
+    costs = {key: figures.cost for key, figures in groups.items()}
+    dollars = {key: figures.dollars for key, figures in groups.items()}
+    comparisons = compare(columns, dollars, costs, analysis) if baseline is not None else []
+    said = notes(comparisons, costs, {key: figures.tokens for key, figures in groups.items()}, analysis)
     places: dict[Key, FrontierPlace] = {}
     for dataset in dict.fromkeys(d for _, d in columns):
         members = [key for key in columns if key[1] == dataset]
@@ -298,4 +294,4 @@ def run_figures(
         if not figures.cost.priced and any(d != d for d in figures.dollars)
     ]
     missing = list(dict.fromkeys([*unpriced, *total.unpriced(analysis)]))
-    return RunFigures(groups, places, comparisons, named, missing, baseline)
+    return RunFigures(groups, places, comparisons, named, missing, baseline, said)

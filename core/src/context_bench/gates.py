@@ -10,6 +10,7 @@ per row only shows its fields once it scored.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
@@ -19,8 +20,8 @@ import attrs
 from .errors import UsageError
 
 if TYPE_CHECKING:  # the run's records load with the run, not with the command line's parser
-    from .metrics.interval import Interval
-    from .records import EvalResult, EvalRow
+    from .records import Comparison, EvalResult, EvalRow, GroupSummary, Summary
+    from .summary import Summarizer
 
 #: The exit statuses of a run command (README.md's table); when several apply, the first of
 #: ALL_ERRORED, USAGE, TOO_MANY_FAILURES, GATE_FAILED wins.
@@ -50,6 +51,25 @@ def _number(text: str, flag: str, given: str) -> float:
     return value
 
 
+def _scoped(given: str, flag: str, shape: str) -> tuple[str | None, str, str, str]:
+    """``[[SYSTEM/]DATASET:]FIELD[=VALUE]`` split into its scope (None: every group), field, ``=``
+    (empty when no value was given) and value; a UsageError naming ``shape`` when it is not one."""
+    left, equals, value = given.rpartition("=") if "=" in given else (given, "", "")
+    scope, colon, field = left.rpartition(":")
+    if not field or (colon and not scope) or (equals and not value and flag == "--fail-under"):
+        raise UsageError(f"{flag} {given}: expected {shape}")
+    return scope or None, field, equals, value
+
+
+def _groups(scope: str | None, names: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The (system, data set) groups of ``names`` a gate's ``scope`` covers: every one (None), a
+    data set's, else one ``SYSTEM/DATASET`` (either may hold a ``/``)."""
+    if scope is None:
+        return list(names)
+    by_dataset = [key for key in names if key[1] == scope]
+    return by_dataset or [key for key in names if f"{key[0]}/{key[1]}" == scope]
+
+
 @attrs.frozen
 class FloorGate:
     """``--fail-under [[SYSTEM/]DATASET:]FIELD=VALUE``: the headline mean of ``field`` must reach
@@ -64,37 +84,34 @@ class FloorGate:
 
     @classmethod
     def parse(cls, given: str) -> FloorGate:
-        left, equals, value = given.rpartition("=")
-        if not equals or not left:
-            raise UsageError(f"--fail-under {given}: expected [[SYSTEM/]DATASET:]FIELD=VALUE")
-        scope, _, field = left.rpartition(":")
-        if not field or (_ and not scope):
-            raise UsageError(f"--fail-under {given}: expected [[SYSTEM/]DATASET:]FIELD=VALUE")
-        return cls(field, _number(value, "--fail-under", given), scope or None, given)
-
-    def groups(self, names: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-        """The (system, data set) groups of ``names`` this gate's scope covers."""
-        if self.scope is None:
-            return list(names)
-        by_dataset = [key for key in names if key[1] == self.scope]
-        return by_dataset or [key for key in names if f"{key[0]}/{key[1]}" == self.scope]
+        shape = "[[SYSTEM/]DATASET:]FIELD=VALUE"
+        scope, field, equals, value = _scoped(given, "--fail-under", shape)
+        if not equals:
+            raise UsageError(f"--fail-under {given}: expected {shape}")
+        return cls(field, _number(value, "--fail-under", given), scope, given)
 
 
 @attrs.frozen
 class WorseGate:
-    """``--fail-if-worse FIELD[=MARGIN]``: no system's paired difference to the baseline in
-    ``field`` may be significantly below ``-margin``."""
+    """``--fail-if-worse [[SYSTEM/]DATASET:]FIELD[=MARGIN]``: in every (system, data set) the scope
+    names, the system's paired difference to the baseline in ``field`` may not be significantly
+    below ``-margin`` (:meth:`fails`)."""
 
     field: str
     margin: float = 0.0
+    scope: str | None = None
     given: str = ""
 
     @classmethod
     def parse(cls, given: str) -> WorseGate:
-        field, equals, margin = given.partition("=")
-        if not field:
-            raise UsageError(f"--fail-if-worse {given}: expected FIELD[=MARGIN]")
-        return cls(field, _number(margin, "--fail-if-worse", given) if equals else 0.0, given)
+        scope, field, equals, margin = _scoped(given, "--fail-if-worse", "[[SYSTEM/]DATASET:]FIELD[=MARGIN]")
+        return cls(field, _number(margin, "--fail-if-worse", given) if equals else 0.0, scope, given)
+
+    def fails(self, comparison: Comparison) -> bool:
+        """The rule (docs/ci.md): the paired test is significant at the run's alpha *and* the
+        interval's upper bound is below ``-margin``, so a failure never prints a p-value above alpha."""
+        ci = comparison.ci
+        return bool(comparison.significant) and ci is not None and ci[1] < -self.margin
 
 
 @attrs.frozen
@@ -136,59 +153,76 @@ class Gates:
             max_failure_rate,
         )
 
-    def judge(self, result: EvalResult) -> Verdict:
-        """The run's exit status and its reasons.  Every row errored: 1, alone (no gate can read
-        a run without scores).  Otherwise a gate naming nothing in the run is a UsageError (2);
-        then too many failures (4) and failed gates (3) are all said, and the status is 4 if any
-        failure rate is over the limit, else 3 if any gate failed, else 0."""
-        from .summary import FailureCounts, Summarizer, headline_values
+    def check_names(self, systems: Sequence[str] | None, datasets: Sequence[str]) -> None:
+        """Before the run: a UsageError for ``--baseline`` naming no system and a gate's scope
+        naming no data set or SYSTEM/DATASET of the ones the run will have (``systems`` None:
+        not known until the rows are read, so only the data set of a scope is checked)."""
+        if systems is not None and self.baseline is not None and self.baseline not in systems:
+            raise UsageError(
+                f"--baseline {self.baseline}: no such system in this run (it has {', '.join(systems)})"
+            )
+        for flag, gate in [
+            *(("--fail-under", g) for g in self.fail_under),
+            *(("--fail-if-worse", g) for g in self.fail_if_worse),
+        ]:
+            scope = gate.scope
+            if scope is None:
+                continue
+            if systems is None:
+                known = any(scope == d or scope.endswith(f"/{d}") for d in datasets)
+            else:
+                known = bool(_groups(scope, list(itertools.product(systems, datasets))))
+            if not known:
+                raise UsageError(f"{flag} {gate.given}: no data set or SYSTEM/DATASET {scope!r} in this run")
 
-        rows = result.rows
-        summarize = result.summarize
-        wanted = bool(self.fail_under or self.fail_if_worse)  # the values are a run's size: only if read
-        if not rows and isinstance(summarize, Summarizer) and summarize.rows:
-            # a streamed run keeps no rows: its summarizer counted what the gates read
-            total, errored = summarize.rows, result.summary.errors.rows if result.summary else 0
-            values = summarize.headline_values() if wanted else {}
-            systems = list(dict.fromkeys(system for system, _ in summarize.groups))
-            counts = summarize.failure_counts
-        else:
-            total, errored = len(rows), sum(1 for row in rows if row.errors)
-            exclude = bool(result.summary and result.summary.exclude_errors)
-            failed = getattr(summarize, "failure_values", None)
-            values = headline_values(rows, exclude_errors=exclude, failure_values=failed) if wanted else {}
-            systems = list(dict.fromkeys(row.system for row in rows))
-            counts = FailureCounts()
-            for row in rows:
-                counts.add(row)
+    def judge(self, result: EvalResult) -> Verdict:
+        """The run's exit status and its reasons, read from the run's summary (the report's own
+        figures).  Every row errored: 1, alone (no gate can read a run without scores).  Otherwise
+        a gate naming nothing in the run is a UsageError (2); then too many failures (4) and failed
+        gates (3) are all said, and the status is 4 if any failure rate is over the limit, else 3
+        if any gate failed, else 0."""
+        summarize, summary = self._summarized(result)
+        groups = {(g.system, g.dataset): g for g in summary.groups}
+        total, errored = sum(g.rows for g in summary.groups), sum(g.errors for g in summary.groups)
         if total and errored == total:
             return Verdict(ALL_ERRORED, [f"none of the {total} rows could be scored"])
-        floors = [(gate, self._resolve(gate, values)) for gate in self.fail_under]
-        if self.baseline is not None and self.baseline not in systems:
-            known = ", ".join(systems) or "none"
-            raise UsageError(f"--baseline {self.baseline}: no such system in this run (it has {known})")
-        for gate in self.fail_if_worse:
-            if not any(gate.field in fields for fields in values.values()):
-                raise UsageError(
-                    f"--fail-if-worse {gate.given}: no group of this run has a score {gate.field!r}"
-                )
-        rates = counts.lines(self.max_failure_rate)
+        floors = [(gate, self._resolve(gate, groups)) for gate in self.fail_under]
+        worse = [(gate, self._compared(gate, groups, summary)) for gate in self.fail_if_worse]
+        rates = summarize.failure_counts.lines(self.max_failure_rate)
         lines = list(rates)
-        for gate, groups in floors:
-            lines.extend(self._floor(gate, groups, values))
-        for gate in self.fail_if_worse:
-            lines.extend(self._worse(gate, systems, values))
+        for gate, keys in floors:
+            lines.extend(self._floor(gate, keys, groups, summarize))
+        for gate, compared in worse:
+            lines.extend(_worse(gate, compared, summarize.analysis.alpha))
         status = TOO_MANY_FAILURES if rates else GATE_FAILED if lines else OK
         return Verdict(status, lines)
 
+    def _summarized(self, result: EvalResult) -> tuple[Summarizer, Summary]:
+        """The run's summarizer and summary (made from its rows when it has none), compared with
+        the gates' baseline."""
+        from .analysis import Analysis
+        from .summary import Summarizer
+
+        summarize, summary = result.summarize, result.summary
+        if not isinstance(summarize, Summarizer) or summary is None:
+            summarize = Summarizer(analysis=Analysis(baseline=self.baseline))
+            summary = summarize(result.rows)
+        if self.baseline is not None and self.baseline not in summary.systems:
+            known = ", ".join(summary.systems) or "none"
+            raise UsageError(f"--baseline {self.baseline}: no such system in this run (it has {known})")
+        if self.fail_if_worse and summary.baseline != self.baseline:  # a result made with other settings
+            again = result.analyzed(attrs.evolve(summarize.analysis, baseline=self.baseline))
+            summarize, summary = again.summarize, again.summary  # type: ignore[assignment]
+        return summarize, summary  # type: ignore[return-value]
+
     @staticmethod
-    def _resolve(gate: FloorGate, values: dict[tuple[str, str], dict[str, list]]) -> list[tuple[str, str]]:
-        groups = gate.groups(list(values))
-        if not groups:
+    def _resolve(gate: FloorGate, groups: dict[tuple[str, str], GroupSummary]) -> list[tuple[str, str]]:
+        keys = _groups(gate.scope, list(groups))
+        if not keys:
             raise UsageError(
                 f"--fail-under {gate.given}: no data set or SYSTEM/DATASET {gate.scope!r} in this run"
             )
-        having = [key for key in groups if gate.field in values[key]]
+        having = [key for key in keys if gate.field in groups[key].scores]
         if not having:
             where = f" of {gate.scope}" if gate.scope else ""
             raise UsageError(
@@ -197,72 +231,70 @@ class Gates:
         return having
 
     @staticmethod
-    def _floor(gate: FloorGate, groups: list[tuple[str, str]], values: dict) -> list[str]:
-        failed = []
-        for system, dataset in groups:
-            interval = _interval(values[(system, dataset)][gate.field])
-            if interval is not None and interval.mean < gate.bound:
-                failed.append(
-                    f"gate failed: --fail-under {gate.given}: {gate.field} of {system} on {dataset} is "
-                    f"{interval.describe()}, below {gate.bound:g}"
-                )
-        return failed
-
-    def _worse(self, gate: WorseGate, systems: list[str], values: dict) -> list[str]:
-        """Each system's paired comparison with the baseline (:func:`~context_bench.metrics.paired.paired`,
-        the report's test): its interval's upper bound below ``-margin`` fails."""
-        from .analysis import Analysis
-        from .metrics.paired import paired
+    def _floor(
+        gate: FloorGate,
+        keys: list[tuple[str, str]],
+        groups: dict[tuple[str, str], GroupSummary],
+        summarize: Summarizer,
+    ) -> list[str]:
+        """Each group whose headline mean is below the bound, with the report's interval of it."""
+        from .metrics.interval import Interval
 
         failed = []
-        baseline = _by_example(self.baseline, gate.field, values)
-        for system in systems:
-            if system == self.baseline:
+        for key in keys:
+            group = groups[key]
+            mean = group.scores[gate.field]
+            if mean is None or mean >= gate.bound:
                 continue
-            own = _by_example(system, gate.field, values)
-            keys = [key for key in own if key in baseline]
-            if not keys:
-                raise UsageError(
-                    f"--fail-if-worse {gate.given}: {system} and the baseline {self.baseline} share no "
-                    f"scored example (by data set and id) with a score {gate.field!r}"
-                )
-            weights = [(own[key][1] + baseline[key][1]) / 2 for key in keys]
-            test = paired(
-                [baseline[key][0] for key in keys],
-                [own[key][0] for key in keys],
-                weights if any(w != 1 for w in weights) else None,
-                seed=Analysis().seed_for(system, str(self.baseline), gate.field),
+            low, high = group.ci.get(gate.field) or (-math.inf, math.inf)
+            n = sum(1 for value in summarize.groups[key].columns.scores[gate.field] if value == value)
+            failed.append(
+                f"gate failed: --fail-under {gate.given}: {gate.field} of {key[0]} on {key[1]} is "
+                f"{Interval(mean, low, high, n).describe()}, below {gate.bound:g}"
             )
-            if test is not None and test.high < -gate.margin:
-                failed.append(
-                    f"gate failed: --fail-if-worse {gate.given}: {gate.field} of {system} minus the baseline "
-                    f"{self.baseline} is {test.interval().describe()} ({_test_name(test.test)}, "
-                    f"p={test.p_value:.3g}), significantly below {-gate.margin or 0.0:g}"
-                )
         return failed
 
+    def _compared(
+        self, gate: WorseGate, groups: dict[tuple[str, str], GroupSummary], summary: Summary
+    ) -> list[Comparison]:
+        """The report's comparisons the gate reads: in its scope, in its field, each (system, data
+        set) against the baseline on its own; a scope or field naming nothing is a UsageError."""
+        keys = _groups(gate.scope, list(groups))
+        if not keys:
+            raise UsageError(
+                f"--fail-if-worse {gate.given}: no data set or SYSTEM/DATASET {gate.scope!r} in this run"
+            )
+        if not any(gate.field in groups[key].scores for key in keys):
+            raise UsageError(f"--fail-if-worse {gate.given}: no group of this run has a score {gate.field!r}")
+        compared = [c for c in summary.comparisons if c.field == gate.field and (c.system, c.dataset) in keys]
+        for c in compared:
+            if not c.n:
+                raise UsageError(
+                    f"--fail-if-worse {gate.given}: {c.system} and the baseline {self.baseline} share no "
+                    f"scored row of {c.dataset} with a score {gate.field!r}"
+                )
+        return compared
 
-def _test_name(test: str) -> str:
-    return {"mcnemar": "McNemar's exact test", "bootstrap": "paired bootstrap", "t": "paired t-test"}[test]
 
+def _worse(gate: WorseGate, compared: list[Comparison], alpha: float) -> list[str]:
+    """One line per comparison the gate fails: the difference, its interval, the test and its
+    p-value (printed below alpha: a failure never shows a p it would pass on) and the coverage."""
+    from .metrics.interval import Interval
+    from .metrics.paired import TEST_NAMES, p_text
 
-def _by_example(system: str | None, field: str, values: dict) -> dict[tuple[str, str], tuple[float, float]]:
-    """A system's headline values of ``field`` by (data set, example id), with their weights."""
-    found = {}
-    for (name, dataset), fields in values.items():
-        if name == system:
-            for example, value, weight in fields.get(field, ()):
-                found[(dataset, example)] = (value, weight)
-    return found
-
-
-def _interval(entries: Sequence[tuple]) -> Interval | None:
-    """The interval of (…, value, weight) entries; None when their weights add up to 0 (no mean)."""
-    from .metrics.interval import mean_interval
-
-    values = [entry[-2] for entry in entries]
-    weights = [entry[-1] for entry in entries]
-    return mean_interval(values, weights) if sum(weights) > 0 else None
+    failed = []
+    for c in compared:
+        if not gate.fails(c):  # so it has a difference, an interval, a test and its p-value
+            continue
+        interval = Interval(c.delta, *c.ci, c.n, 1 - alpha)  # type: ignore[arg-type, misc]
+        shared = f"; {c.shared()}" if c.shared() else ""
+        failed.append(
+            f"gate failed: --fail-if-worse {gate.given}: {c.field} of {c.system} minus the baseline "
+            f"{c.baseline} on {c.dataset} is {interval.describe()} ({TEST_NAMES[str(c.test)]}, "
+            f"p={p_text(c.p_value, alpha)} < alpha {alpha:g}{shared}), significantly below "
+            f"{-gate.margin or 0.0:g}"
+        )
+    return failed
 
 
 def failure_rates(rows: Sequence[EvalRow], limit: float) -> list[str]:

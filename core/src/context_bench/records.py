@@ -118,11 +118,13 @@ class Tokens:
 
 @attrs.frozen
 class Cost:
-    """The system's dollars: reported by the endpoint or priced from tokens; None (not 0) when a
-    row's tokens have no price or nothing reported a cost (``priced`` False)."""
+    """The system's dollars, from one ``source``: ``priced`` from its tokens by ``--price`` (a price
+    for its model prices every row), else ``reported`` by the endpoint; None (not 0) when a row's
+    tokens have no price or nothing reported a cost (``priced`` False, ``source`` None)."""
 
     dollars: float | None = None
     priced: bool = False
+    source: str | None = None
 
 
 @attrs.frozen
@@ -173,9 +175,14 @@ class FrontierPlace:
 
 @attrs.frozen
 class Comparison:
-    """``system`` minus ``baseline`` on ``dataset`` in ``field`` over ``n`` shared rows (see the
-    module's docstring); ``test`` is ``mcnemar``, ``bootstrap`` or ``t``.  The token and dollar
-    figures are the (system, baseline, data set)'s and repeat for each field."""
+    """``system`` minus ``baseline`` on ``dataset`` in ``field`` over ``n`` pairs (see
+    :mod:`context_bench.comparisons`): the mean difference, its interval at ``1 - alpha``, the
+    p-value of ``test`` (``mcnemar``, ``sign_flip``, ``sign_flip_mc`` or ``t``; all None with
+    nothing to test), ``significant`` (p below alpha) and ``mdd``, the smallest difference these
+    pairs could show at 80% power.  ``coverage`` is the share of the baseline's ids the system
+    has, ``only_baseline``/``only_system`` the ids one side lacks.  The token and dollar figures
+    are the (system, baseline, data set)'s and repeat for each field; ``cost_source`` is where
+    both sides' dollars came from (None: not from one source, no dollars saved)."""
 
     system: str
     baseline: str
@@ -191,6 +198,21 @@ class Comparison:
     cost_saved: float | None
     lost: list[str]
     gained: list[str]
+    significant: bool | None = None
+    mdd: float | None = None
+    coverage: float | None = None
+    only_baseline: list[str] = attrs.Factory(list)
+    only_system: list[str] = attrs.Factory(list)
+    cost_source: str | None = None
+
+    def shared(self) -> str:
+        """``4 of 10 rows shared`` where the system lacks some of the baseline's rows, else ''
+        (the baseline's rows are ``len(only_baseline) / (1 - coverage)``, a whole number)."""
+        if self.coverage is None or self.coverage >= 1:
+            return ""
+        missing = len(self.only_baseline)
+        total = round(missing / (1 - self.coverage))
+        return f"{total - missing} of {total} rows shared"
 
 
 @attrs.frozen
@@ -301,6 +323,8 @@ class Summary:
     judges: list[JudgeFigures] = attrs.Factory(list)
     #: ``{"missing": [models]}``: the models (or systems, judges) whose tokens have no price.
     prices: dict[str, Any] = attrs.Factory(lambda: {"missing": []})
+    #: The comparisons' significance level (``--alpha``); their intervals are at ``1 - alpha``.
+    alpha: float = 0.05
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dicts and lists, keys in field order: the ``summary`` of the JSON report (a

@@ -23,6 +23,7 @@ from .identity import content_hash, identity
 from .plugins import PluginHost, get_host
 from .progress import Progress
 from .records import EvalResult, EvalRow, RowError
+from .rowcheck import FIGURES, figure_problem
 from .rowtask import SCORED_BY, RowTask, evaluator_name
 from .summary import Summarizer
 
@@ -92,15 +93,30 @@ class _TaskBuilder:
             self._wirings[name] = self.wirer.wire(name)
         return self._wirings[name]
 
-    def evaluator_notices(self) -> list[str]:
-        """What the run's evaluators have to say in its summary (``notices()``, e.g. a sandbox
-        layer that was off), each line once."""
+    def _evaluators(self) -> list[Any]:
+        """Every evaluator the run's data sets were wired to, once each."""
         seen: dict[int, Any] = {}
         for wiring in self._wirings.values():
             for evaluator in [*wiring.by_name, *(e for _, e in wiring.by_fields)]:
                 seen.setdefault(id(evaluator), evaluator)
-        lines = (line for e in seen.values() if callable(n := getattr(e, "notices", None)) for line in n())
+        return list(seen.values())
+
+    def evaluator_notices(self) -> list[str]:
+        """What the run's evaluators have to say in its summary (``notices()``, e.g. a sandbox
+        layer that was off), each line once."""
+        lines = (
+            line for e in self._evaluators() if callable(n := getattr(e, "notices", None)) for line in n()
+        )
         return list(dict.fromkeys(lines))
+
+    def evaluator_models(self) -> dict[str, str]:
+        """The model of each evaluator that says it calls one (a judge's ``model``), by the name
+        its rows' usage is under: ``--price MODEL`` prices its tokens as it does a system's."""
+        return {
+            evaluator_name(e): model
+            for e in self._evaluators()
+            if isinstance(model := getattr(e, "model", None), str)
+        }
 
     def keys(self, evaluators: list[Any]) -> list[str]:
         """Cache keys of an evaluator list (wirings hand out the same list for alike rows)."""
@@ -175,11 +191,15 @@ class _TaskBuilder:
                 error = RowError("input", where, "DuplicateId", message)
             return RowTask(index, system, dataset, ex_id or f"#{number}", example, error=error)
         if scoring:
+            where = f"row {number} of data set {name!r}"
             response = example.get("response")
             if type(response) not in (str, int, float) and response is not None:
-                where = f"row {number} of data set {name!r}"
                 message = f"{where}: 'response' is a {type(response).__name__}, not text, so it is not scored"
                 error = RowError("input", where, "TypeError", message)
+                return RowTask(index, system, dataset, ex_id, example, error=error)
+            problems = [found for field in FIGURES if (found := figure_problem(field, example.get(field)))]
+            if problems:
+                error = RowError("input", where, "InvalidFigure", f"{where}: {'; '.join(problems)}")
                 return RowTask(index, system, dataset, ex_id, example, error=error)
         evaluators = self.wiring(dataset).for_row(example)
         if not evaluators:
@@ -357,6 +377,7 @@ def evaluate(
     if cache is not None:
         notices += [*cache.notices, *([cache.failure] if cache.failure else [])]
     summarize.notices = notices
+    summarize.judge_models = builder.evaluator_models()
     return EvalResult(rows=delivery.rows, summary=summarize.finish(), summarize=summarize)
 
 

@@ -3,6 +3,7 @@ per (system, data set), errors, failures, warnings."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from array import array
 from collections import Counter
@@ -13,6 +14,7 @@ import attrs
 
 from .analysis import Analysis
 from .columns import NAN, Columns
+from .comparisons import baseline_of
 from .figures import JudgeTally, RunFigures, run_figures
 from .metrics import Latency, percentile
 from .records import (
@@ -38,6 +40,8 @@ MESSAGE_LENGTH = 300
 MESSAGE_KINDS = 1000
 #: Characters of the most frequent error message the warning quotes.
 WARNING_MESSAGE = 120
+#: The error type of a row the summary adds for a row the baseline has and a system lacks.
+MISSING_ROW = "MissingRow"
 
 
 @attrs.define
@@ -298,25 +302,6 @@ class _ErrorTally:
         )
 
 
-#: One row's share of a headline mean: the row's example id, the value it counts with, and its weight.
-Entry = tuple[str, float, float]
-
-
-def headline_values(
-    rows: Iterable[EvalRow], exclude_errors: bool = False, failure_values: Mapping[str, float] | None = None
-) -> dict[tuple[str, str], dict[str, list[Entry]]]:
-    """The values each (system, data set) group's headline means are over, field by field: every
-    row that has the field, and, unless ``exclude_errors``, every errored row lacking a field of its
-    group as a 0 (or its failure value) weighing like the group's average row (the Summarizer's
-    rule), so a mean of these is the summary's mean and an interval over them is that mean's
-    interval."""
-    summarize = Summarizer(exclude_errors=exclude_errors, failure_values=failure_values)
-    for row in rows:
-        summarize.add(row)
-    summarize.finish()
-    return summarize.headline_values()
-
-
 class FailureCounts:
     """What ``--max-failure-rate`` reads, counted row by row: per system the rows it was asked and
     could not answer (a system or an input error), per evaluator the rows it was given and failed
@@ -326,6 +311,7 @@ class FailureCounts:
         self.asked: Counter[str] = Counter()
         self.unanswered: Counter[str] = Counter()
         self.unreadable: Counter[str] = Counter()
+        self.missing: Counter[str] = Counter()
         self.failed: Counter[str] = Counter()
         self.raised: Counter[str] = Counter()
         self._scored: Counter[Any] = Counter()  # evaluator names (or a row's tuple of them) -> rows
@@ -339,6 +325,8 @@ class FailureCounts:
             self.unanswered[row.system] += 1
             if any(error.stage == "input" for error in row.errors):
                 self.unreadable[row.system] += 1
+            elif row.errors[0].type == MISSING_ROW:
+                self.missing[row.system] += 1
         raised = {error.source for error in row.errors if error.stage == "evaluator"}
         self.raised.update(raised)
         self.failed.update(raised.union(row.failures))
@@ -359,11 +347,12 @@ class FailureCounts:
         for system, count in self.unanswered.items():
             asked = self.asked[system]
             if count / asked > limit:
-                inputs = self.unreadable.get(system, 0)
+                inputs, missing = self.unreadable.get(system, 0), self.missing.get(system, 0)
                 lines.append(
                     f"too many failures: system {system} could not answer {count} of {asked} rows "
                     f"({count / asked:.1%}, more than --max-failure-rate {limit:g})"
                     + (f"; {inputs} of them unreadable input rows" if inputs else "")
+                    + (f"; {missing} of them rows the baseline has and it lacks" if missing else "")
                 )
         scored = self.scored if self.failed else {}
         for name, count in sorted(self.failed.items()):
@@ -411,6 +400,8 @@ class Summarizer:
         self.failure_rate = failure_rate
         self.notices = list(notices)
         self.exclude_errors = exclude_errors
+        #: The model of each evaluator that calls one (a judge), by name: its tokens' price.
+        self.judge_models: dict[str, str] = {}
         self.reset()
 
     def reset(self) -> None:
@@ -419,6 +410,8 @@ class Summarizer:
         self.groups: dict[tuple[str, str], _Group] = {}
         self.failure_counts = FailureCounts()
         self._rows = 0
+        self._missing: int | None = None  # rows added for the baseline's rows a system lacks
+        self._absent: list[str] = []  # the warning naming data sets a system did not run
         self._usage: dict[str, dict[str, float]] = {}
         self._errors = _ErrorTally()
         self._kinds: dict[str, Counter[str]] = {}
@@ -441,12 +434,15 @@ class Summarizer:
 
     def add(self, row: EvalRow) -> None:
         """Count one finished row."""
+        self._rows += 1
+        self._count(row)
+
+    def _count(self, row: EvalRow) -> None:
         key = (row.system, row.dataset)
         group = self.groups.get(key)
         if group is None:
             group = self.groups[key] = _Group(self._keep_rows)
         group.add(row, self.breakdown)
-        self._rows += 1
         self.failure_counts.add(row)
         if row.errors:
             self._errors.add(row)
@@ -461,6 +457,8 @@ class Summarizer:
 
     def finish(self) -> Summary:
         """The summary of the rows added; each group's columns are complete from here on."""
+        if self._missing is None:  # once: a summary finished again counts the same rows
+            self._missing = self._add_missing()
         groups = self.groups
         fields = self._fields_of = self._fields({key: group.tally for key, group in groups.items()})
         for key, group in groups.items():
@@ -496,8 +494,10 @@ class Summarizer:
             failures=failures,
             usage=dict(self._usage),
             warnings=self.notices
-            + self._warnings(failures, errors, self._rows)
+            + self._warnings(failures, errors, self._rows + self._missing)
             + overflow
+            + self._absent
+            + figures.notes
             + _unpriced(figures),
             exclude_errors=self.exclude_errors,
             units={m.name: m.unit for m in self.metrics if getattr(m, "unit", None)},
@@ -506,29 +506,58 @@ class Summarizer:
             baseline=figures.baseline,
             judges=figures.judges,
             prices={"missing": figures.missing},
+            alpha=self.analysis.alpha,
         )
+
+    def _add_missing(self) -> int:
+        """Give each system an errored row for every row the baseline has on a data set both ran
+        and the system lacks (unless the analysis allows missing rows), so they count as its
+        failures in every figure and gate, as a row it could not answer does; return how many
+        were added.  A data set a system did not run at all is named in a warning instead."""
+        baseline = baseline_of(list(dict.fromkeys(system for system, _ in self.groups)), self.analysis)
+        if baseline is None:
+            return 0
+        bases = [(dataset, group) for (system, dataset), group in self.groups.items() if system == baseline]
+        others = [
+            system for system in dict.fromkeys(system for system, _ in self.groups) if system != baseline
+        ]
+        added, absent = 0, []
+        for system, (dataset, base) in itertools.product(others, bases):
+            own = self.groups.get((system, dataset))
+            if own is None:
+                absent.append(f"{system} on {dataset}")
+            elif not self.analysis.allow_missing:
+                have = set(own.columns.ids)
+                lacking = [example for example in dict.fromkeys(base.columns.ids) if example not in have]
+                message = (
+                    f"the baseline {baseline} has this row and {system} has none "
+                    "(--allow-missing: compare the shared rows alone)"
+                )
+                for example in lacking:
+                    self._count(
+                        EvalRow(
+                            system,
+                            dataset,
+                            example,
+                            errors=[RowError("system", system, MISSING_ROW, message)],
+                        )
+                    )
+                own.columns.missing = len(lacking)
+                added += len(lacking)
+        if absent:
+            self._absent = [
+                f"no rows of a data set the baseline {baseline} ran, so no comparison: {'; '.join(absent)}"
+            ]
+        return added
 
     def _figures(self, groups: dict[tuple[str, str], _Group]) -> RunFigures:
         """Costs, intervals and comparisons, from each group's columns of headline values."""
         columns = {key: group.columns for key, group in groups.items()}
         judges = {key: group.judges for key, group in groups.items()}
-        return run_figures(columns, judges, self.analysis)
-
-    def headline_values(self) -> dict[tuple[str, str], dict[str, list[Entry]]]:
-        """After :meth:`finish`: each group's headline values by field (see :func:`headline_values`)."""
-        found: dict[tuple[str, str], dict[str, list[Entry]]] = {}
-        for key, group in self.groups.items():
-            ids, weights = group.columns.ids, group.weights or {}
-            entries: dict[str, list[Entry]] = {}
-            for field, column in group.columns.scores.items():
-                weight = weights.get(field)
-                entries[field] = [
-                    (ids[i], value, 1.0 if weight is None else weight[i])
-                    for i, value in enumerate(column)
-                    if value == value  # not NaN: the row has no value for the field
-                ]
-            found[key] = {field: values for field, values in entries.items() if values}
-        return found
+        analysis = self.analysis
+        if self.judge_models:
+            analysis = attrs.evolve(analysis, models={**self.judge_models, **analysis.models})
+        return run_figures(columns, judges, analysis)
 
     @property
     def rows(self) -> int:

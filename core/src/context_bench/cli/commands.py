@@ -134,6 +134,11 @@ def _evaluate(
     from ..runner import RowSystems, evaluate
     from .run_options import with_models
 
+    named = inputs.names(RowSystems.default)
+    if named is not None:  # the gates' names, checked before any row runs
+        datasets, listed = named
+        ran = listed if systems is None else [getattr(s, "name", type(s).__name__) for s in systems]
+        options.gates.check_names(ran, datasets)
     told = len(inputs.notices)
     for notice in inputs.notices:
         print(f"context-bench: notice: {printable(notice)}", file=sys.stderr)

@@ -49,6 +49,21 @@ class Inputs:
         """Each data set's rows, in file order (iterate once: the rest of a big file is read then)."""
         return {name: _joined(parts) for name, parts in self._parts.items()}
 
+    def names(self, default_system: str) -> tuple[list[str], list[str]] | None:
+        """The data sets and the systems the rows name (their ``dataset`` and ``system`` fields,
+        else the data set's name and ``default_system``), when every file was read whole (else
+        None: a longer file's rows are only known as the run reads them)."""
+        if not all(type(part) is list for parts in self._parts.values() for part in parts):
+            return None
+        datasets: dict[str, None] = {}
+        systems: dict[str, None] = {}
+        for name, rows in self.heads.items():
+            for row in rows:
+                own = row if isinstance(row, Mapping) else {}
+                datasets[str(own.get("dataset") or name)] = None
+                systems[str(own.get("system", default_system))] = None
+        return list(datasets), list(systems)
+
     def add(self, name: str, rows: Iterable[Any], source: str) -> None:
         rows = iter(rows)
         head = list(itertools.islice(rows, 3))

@@ -134,10 +134,11 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         "--fail-if-worse",
         action="append",
         default=[],
-        metavar="FIELD[=MARGIN]",
-        help="with --baseline: exit 3 when a system's paired difference in FIELD to the baseline "
-        "(rows matched by data set and id) is significantly below -MARGIN (default 0): the upper "
-        "bound of its 95%% interval is (repeatable)",
+        metavar="[[SYSTEM/]DATASET:]FIELD[=MARGIN]",
+        help="with --baseline: exit 3 when, on any data set (or DATASET, or SYSTEM on DATASET), a "
+        "system's paired difference in FIELD to the baseline (rows matched by id) is significantly "
+        "below -MARGIN (default 0): its test's p is below --alpha and its interval's upper bound below "
+        "-MARGIN (repeatable)",
     )
     gates.add_argument(
         "--baseline",
@@ -158,7 +159,9 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
 
 
 def add_figure_options(parser: argparse.ArgumentParser) -> None:
-    """The flags of the report's figures: the primary score, its pass threshold and prices."""
+    """The flags of the report's figures: the primary score, its pass threshold, prices, the
+    comparisons' alpha and whether a missing row counts as a failure."""
+    from ..metrics.paired import ALPHA
     from ..records import DEFAULT_THRESHOLD
 
     figures = parser.add_argument_group("figures (docs/reports.md)")
@@ -186,20 +189,37 @@ def add_figure_options(parser: argparse.ArgumentParser) -> None:
     figures.add_argument(
         "--prices", metavar="FILE", help="a TOML file of prices: [MODEL] input = IN, output = OUT"
     )
+    figures.add_argument(
+        "--alpha",
+        type=flag_type("--alpha"),
+        default=ALPHA,
+        metavar="A",
+        help=f"the comparisons' significance level; their intervals are at 1 - A (default {ALPHA:g})",
+    )
+    figures.add_argument(
+        "--allow-missing",
+        action="store_true",
+        help="compare a system on the rows it shares with the baseline alone (default: a row the "
+        "baseline has and it lacks counts as its failure, in the report and the gates)",
+    )
 
 
 def analysis_from_args(args: argparse.Namespace) -> Analysis:
     """The figures' settings the flags give; a bad price is a UsageError."""
     from ..analysis import Analysis
+    from ..metrics.paired import ALPHA
     from ..prices import Prices
 
     threshold = getattr(args, "threshold", None)
+    alpha = getattr(args, "alpha", ALPHA)
     defaults = Analysis()
     return Analysis(
         score_field=getattr(args, "score_field", None),
         threshold=defaults.threshold if threshold is None else threshold,
         baseline=getattr(args, "baseline", None),
         prices=Prices.parse(getattr(args, "price", ()) or (), getattr(args, "prices", None)),
+        alpha=alpha,
+        allow_missing=getattr(args, "allow_missing", False),
     )
 
 
@@ -360,7 +380,7 @@ def emit(result: EvalResult, options: RunOptions, written: Any = None) -> int:
     else:
         replaced = _write(render(result, options.output), options)
     warnings = list(result.summary.warnings) if result.summary else []
-    if options.out or options.output in ("json", "jsonl"):  # the table and Markdown show warnings themselves
+    if options.out or options.output in ("json", "jsonl", "csv"):  # the table and Markdown show them
         for warning in warnings:
             print(f"context-bench: warning: {printable(repair_text(warning))}", file=sys.stderr)
     if replaced:

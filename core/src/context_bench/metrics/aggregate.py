@@ -14,9 +14,13 @@ if TYPE_CHECKING:
 
 def percentile(values: Sequence[float], q: float) -> float:
     """Linear-interpolation percentile (numpy's default), ``q`` in 0..100."""
-    if not values:
+    if not len(values):
         return math.nan
-    ordered = sorted(values)
+    return interpolated(sorted(values), q)
+
+
+def interpolated(ordered: Sequence[float], q: float) -> float:
+    """:func:`percentile` of values already in ascending order (at least one)."""
     position = (len(ordered) - 1) * q / 100
     low = math.floor(position)
     high = min(low + 1, len(ordered) - 1)

@@ -11,8 +11,9 @@ at worst, which is what a gate wants; the rows are taken as independent draws of
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import attrs
 
@@ -42,6 +43,21 @@ class Interval:
         )
 
 
+def square(x: float) -> float:
+    """``x * x``: infinity where it overflows (``x ** 2`` raises)."""
+    return x * x
+
+
+def exact_sum(values: Iterable[float]) -> float:
+    """The correctly rounded sum (``math.fsum``: the same in any order), or the plain sum where
+    that overflows or meets opposite infinities (an infinity or NaN, as the values' own sum)."""
+    values = list(values)
+    try:
+        return math.fsum(values)
+    except (OverflowError, ValueError):
+        return sum(values)
+
+
 def mean_interval(
     values: Sequence[float], weights: Sequence[float] | None = None, confidence: float = CONFIDENCE
 ) -> Interval:
@@ -52,18 +68,19 @@ def mean_interval(
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1 (got {confidence})")
     w = [1.0] * n if weights is None else [float(x) for x in weights]
-    total = sum(w)
+    total = exact_sum(w)
     if not total > 0:
         raise ValueError("the weights add up to 0: a mean needs a positive weight")
-    mean = sum(x * y for x, y in zip(values, w, strict=True)) / total
+    mean = exact_sum(x * y for x, y in zip(values, w, strict=True)) / total  # the same in any order
     if n == 1:
         return Interval(mean, -math.inf, math.inf, n, confidence)
-    spread = sum((y * (x - mean)) ** 2 for x, y in zip(values, w, strict=True))
+    spread = exact_sum(square(y * (x - mean)) for x, y in zip(values, w, strict=True))
     error = math.sqrt(n / (n - 1) * spread) / total
     half = t_quantile((1 + confidence) / 2, n - 1) * error
     return Interval(mean, mean - half, mean + half, n, confidence)
 
 
+@functools.lru_cache(maxsize=1024)  # a report asks for the same few quantiles again and again
 def t_quantile(p: float, df: int) -> float:
     """The ``p`` quantile of Student's t with ``df`` degrees of freedom (``p`` above 0.5).
 

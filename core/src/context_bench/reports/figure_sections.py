@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..metrics.paired import p_text
 from ..records import Comparison, GroupSummary, Summary
 from .sections import HUGE, MAX_WIDTH, Section, figure, fit, percent, score
 
@@ -55,7 +56,10 @@ def _money(value: Any) -> str:
 
 
 def _interval(ci: Any) -> str:
-    return "-" if not ci else f"{ci[0]:.2f}–{ci[1]:.2f}"
+    def bound(value: float) -> str:
+        return f"{value:.4g}" if not math.isfinite(value) or abs(value) >= HUGE else f"{value:.2f}"
+
+    return "-" if not ci else f"{bound(ci[0])}–{bound(ci[1])}"
 
 
 def key_figures(summary: Summary) -> list[Section]:
@@ -133,16 +137,33 @@ def _intervals(summary: Summary) -> list[Section]:
 _NONE = GroupSummary(system="", dataset="")
 
 
-def _p(value: Any) -> str:
+def _p(value: Any, alpha: float) -> str:
     if value is None:
         return "-"
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
+    return "<0.001" if value < 0.001 < alpha else p_text(value, alpha)
+
+
+def _verdict(c: Comparison) -> str:
+    """Significant at the run's alpha or not, or "too few rows" where nothing could be tested."""
+    if c.significant is None:
+        return "too few rows"
+    return "yes" if c.significant else "no"
+
+
+def _rows(c: Comparison) -> str:
+    """The pairs compared, or "4 of 10" where the system has 4 of the baseline's 10 rows."""
+    shared = c.shared()
+    return shared.removesuffix(" rows shared") if shared else figure(c.n)
 
 
 def _comparisons(summary: Summary) -> list[Section]:
+    """Each comparison on the primary score, and any other that is significant: the difference,
+    its interval, the p-value and verdict, the minimum detectable difference and the rows paired
+    ("4 of 10 rows shared" where the system lacks some of the baseline's)."""
     if not summary.comparisons:
         return []
     shown = _chosen(summary)
+    alpha = summary.alpha
     rows = tuple(
         (
             str(c.system),
@@ -150,20 +171,36 @@ def _comparisons(summary: Summary) -> list[Section]:
             str(c.field),
             "-" if c.delta is None else f"{c.delta:+.3f}",
             _interval(c.ci),
-            _p(c.p_value),
+            _p(c.p_value, alpha),
+            _verdict(c),
+            score(c.mdd),
+            _rows(c),
             str(c.test or "-"),
-            figure(c.n),
         )
         for c in summary.comparisons
-        if c is shown[(c.system, c.dataset)] or (c.p_value is not None and c.p_value < 0.05)
+        if c is shown[(c.system, c.dataset)] or c.significant
     )
-    headers = ("system", "dataset", "score", "difference", "95% CI", "p", "test", "n")
+    share = f"{1 - alpha:.0%}"
+    headers = (
+        "system",
+        "dataset",
+        "score",
+        "difference",
+        f"{share} CI",
+        "p",
+        "significant",
+        "mdd",
+        "rows",
+        "test",
+    )
     return [
         Section(
-            f"Compared with {summary.baseline}, paired on shared ids (the primary score and p < 0.05)",
+            f"Compared with {summary.baseline}, paired on ids (the primary score, and any significant at "
+            f"alpha {alpha:g}; mdd: the smallest difference the rows could show; rows: the pairs, or "
+            "N of M where the system has N of the baseline's M)",
             headers,
             rows,
-            (False, False, False, *(True for _ in headers[3:])),
+            (False, False, False, True, True, True, False, True, True, False),
             3,
         )
     ]
@@ -197,7 +234,7 @@ def _audit(summary: Summary) -> list[Section]:
             str(c.dataset),
             "-" if c.compression_ratio is None else f"{c.compression_ratio:.2f}x",
             figure(c.tokens_saved),
-            _money(c.cost_saved),
+            _money(c.cost_saved) + (f" {c.cost_source}" if c.cost_saved is not None else ""),
             f"{c.field}: {len(c.lost)} {_ids(c.lost)}" if c.lost else f"{c.field}: 0",
             f"{len(c.gained)} {_ids(c.gained)}" if c.gained else "0",
         )

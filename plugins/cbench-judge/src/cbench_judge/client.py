@@ -110,12 +110,15 @@ class JudgeClient:
             self.stats.call_errors += 1
             raise JudgeCallError(self.redact(exc.reason)) from None
         self.stats.attempts += completion.attempts
-        if completion.usage:
-            self.stats.input_tokens += completion.usage.get("input_tokens", 0.0)
-            self.stats.output_tokens += completion.usage.get("output_tokens", 0.0)
+        usage = completion.usage
+        if usage:
+            self.stats.input_tokens += usage.get("input_tokens", 0.0)
+            self.stats.output_tokens += usage.get("output_tokens", 0.0)
+        if completion.cost is not None:  # the endpoint's own price, used when no --price names the model
+            usage = {**(usage or {}), "cost": completion.cost}
         # A judge may echo the key in its answer: masked before anything reads, reports or caches it
         # (only the secrets themselves: a verdict is not free text to scrub).
-        return Answer(content=mask(completion.content, *self._secrets), usage=completion.usage, key=key)
+        return Answer(content=mask(completion.content, *self._secrets), usage=usage, key=key)
 
     def redact(self, text: str) -> str:
         """Error text without the key or the URL's password (nor any run of 8 of their characters),

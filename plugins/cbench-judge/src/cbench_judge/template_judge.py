@@ -177,6 +177,12 @@ class _TemplateJudgeBase:
             key: _as_dict(attrs.evolve(c, cache_dir=None, url=redact(c.url))) for key, c in configs.items()
         }
 
+    @property
+    def model(self) -> str | None:
+        """The judges' model when they share one, so ``--price MODEL`` prices their tokens; else None."""
+        models = {config.model for config in self._judges.values()}
+        return models.pop() if len(models) == 1 else None
+
     def score(self, original: dict, processed: dict) -> dict[str, float]:
         return loop.run_sync(self._score(original, processed))
 
