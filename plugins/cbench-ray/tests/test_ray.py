@@ -56,8 +56,10 @@ class Stalls(Echo):
     def process(self, example: dict) -> dict:
         if example["id"] == self.stall:
             go = os.path.join(self.trail, "go")
-            with open(os.path.join(self.trail, "stalled"), "w") as f:
+            # written whole, then renamed: the killer never reads the file half written
+            with open(os.path.join(self.trail, "stalled.part"), "w") as f:
                 f.write(str(os.getpid()))
+            os.replace(os.path.join(self.trail, "stalled.part"), os.path.join(self.trail, "stalled"))
             deadline = time.monotonic() + 60
             while not os.path.exists(go) and time.monotonic() < deadline:
                 time.sleep(0.01)
