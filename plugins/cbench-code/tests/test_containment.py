@@ -135,8 +135,9 @@ def test_private_temp_dir_is_removed(sandboxes):
 @pytest.mark.filterwarnings("ignore::cbench_code.SandboxWarning")
 @pytest.mark.parametrize("disable", [ALL, ("mountns",)], ids=["all-layers", "no-mountns"])
 def test_deep_directory_chain_is_removed(sandboxes, disable):
-    # Removing 3000 nested directories recursively (shutil.rmtree) used to kill the server.
-    ev = sandboxes(disable)
+    # Removing 3000 nested directories recursively (shutil.rmtree) used to kill the server.  The
+    # 3000 mkdir/chdir pairs take ~1 s alone but ran past the 5 s default at load 9 on 2 cores.
+    ev = sandboxes(disable, timeout=60.0)
     server_pid = ev.pool.server_pid
     code = """
         import os
