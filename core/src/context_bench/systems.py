@@ -42,6 +42,17 @@ def build_messages(example: Mapping[str, Any]) -> list[dict[str, str]]:
     return [{"role": "user", "content": "\n\n".join(parts)}]
 
 
+#: Request fields that limit the answer's length: a row's ``max_tokens`` never overrides one set.
+_LIMITS = frozenset({"max_tokens", "max_completion_tokens"})
+
+
+def row_max_tokens(value: Any) -> int:
+    """A row's ``max_tokens``: a whole number of at least 1 (anything else is the row's error)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"the row's max_tokens must be a whole number of at least 1, not {value!r}")
+    return value
+
+
 def conversation_turns(example: Mapping[str, Any]) -> list[str] | None:
     """The user turns of a multi-turn row (``turns: list[str]``, as mt-bench's), the row's context
     before the first; None for a row of one prompt (or one that brings its own ``messages``)."""
@@ -68,7 +79,9 @@ class OpenAIProxy:
     sends no key.  It is read when the first request is made and never stored in the configuration
     that names cache entries.
     ``temperature`` and ``max_tokens`` are sent only when set (some reasoning models refuse them);
-    ``extra_body`` adds fields to every request body and ``system_prompt`` a system message first.
+    a row's own ``max_tokens`` (the generation budget its benchmark prescribes, as LongBench's per
+    task) is sent when neither ``max_tokens`` nor ``extra_body`` sets a limit.  ``extra_body`` adds
+    fields to every request body and ``system_prompt`` a system message first.
     ``build_messages`` (an example to its chat messages) replaces :func:`build_messages`, the
     default prompt; ``retry_base_delay`` is the first retry's wait in seconds (it doubles, to 8 s).
 
@@ -191,18 +204,25 @@ class OpenAIProxy:
     def process(self, example: dict) -> dict:
         turns = None if self.build_messages is not None else conversation_turns(example)
         if turns is not None:
-            return self._converse(turns)
+            return self._converse(example, turns)
         messages = (self.build_messages or build_messages)(example)
-        completion = self._http().complete(self._with_system_prompt(messages))
+        completion = self._http().send(self._body(example, self._with_system_prompt(messages)))
         cost = {} if completion.cost is None else {"cost": completion.cost}
         return {"response": completion.content, **(completion.usage or {}), **cost}
+
+    def _body(self, example: Mapping[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
+        """The request body: the row's ``max_tokens`` unless the system sets a limit of its own."""
+        body = self._http().body(messages)
+        if example.get("max_tokens") is not None and not _LIMITS & body.keys():
+            body["max_tokens"] = row_max_tokens(example["max_tokens"])
+        return body
 
     def _with_system_prompt(self, messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if self.system_prompt is None:
             return list(messages)
         return [{"role": "system", "content": self.system_prompt}, *messages]
 
-    def _converse(self, turns: list[str]) -> dict:
+    def _converse(self, example: Mapping[str, Any], turns: list[str]) -> dict:
         """Send the turns one by one, the conversation growing with the model's own replies."""
         messages = self._with_system_prompt([])
         replies: list[str] = []
@@ -210,7 +230,7 @@ class OpenAIProxy:
         costs: list[float | None] = []
         for turn in turns:
             messages.append({"role": "user", "content": turn})
-            completion = self._http().complete(messages)
+            completion = self._http().send(self._body(example, messages))
             messages.append({"role": "assistant", "content": completion.content})
             replies.append(completion.content)
             for field, value in (completion.usage or {}).items():

@@ -12,34 +12,6 @@ from context_bench.errors import UsageError
 from context_bench.testing import FakeServer, isolated_host, last_user_message, scored_by_name
 
 
-def test_longbench_task_rows():
-    rows = load("longbench", host=isolated_host()).rows
-    assert [(r["id"], r["answer"]) for r in rows] == [
-        ("lb-hp-1", ["Paris"]),
-        ("lb-hp-2", ["Robert Louis Stevenson"]),
-    ]
-    assert rows[0]["context"].startswith("Passage 1:\nThe Eiffel Tower") and "capital" in rows[0]["question"]
-    evaluators, scores = scored_by_name("longbench", rows[0], "Paris")
-    assert evaluators == ["AnswerQuality"] and scores["exact_match"] == 1.0
-    assert scored_by_name("longbench", rows[0], "Lyon")[1]["f1"] == 0.0
-    trec = load("longbench", host=isolated_host(), config="trec").rows
-    assert [(r["id"], r["answer"]) for r in trec] == [("lb-trec-1", ["City"])]
-
-
-def test_longbench_v2_is_multiple_choice():
-    rows = load("longbench-v2", host=isolated_host()).rows
-    assert [(r["id"], r["correct_letter"]) for r in rows] == [
-        ("66f36490821e116aacb2cc22", "C"),
-        ("66f36490821e116aacb2cc23", "B"),
-    ]
-    assert "C. 2021" in rows[0]["question"] and rows[0]["context"].startswith("Revenue:")
-    assert scored_by_name("longbench-v2", rows[0], "The answer is C") == (
-        ["MultipleChoiceAccuracy"],
-        {"mc_accuracy": 1.0},
-    )
-    assert scored_by_name("longbench-v2", rows[0], "The answer is A")[1] == {"mc_accuracy": 0.0}
-
-
 def test_infinitebench_tasks_are_configs():
     qa = load("infinitebench", host=isolated_host()).rows
     assert [(r["id"], r["answer"]) for r in qa] == [
@@ -72,7 +44,7 @@ def test_nolima_expands_each_needle_test_into_the_haystack():
     assert scored_by_name("nolima", rows[0], "Stuart")[1]["exact_match"] == 0.0
 
 
-@pytest.mark.parametrize("name", ["longbench", "longbench-v2", "infinitebench", "nolima"])
+@pytest.mark.parametrize("name", ["infinitebench", "nolima"])
 def test_the_catalog_names_the_keys_its_rows_carry(name):
     """What ``context-bench datasets`` shows of a set (and the evaluators it wires) without loading it."""
     host = isolated_host()
@@ -83,13 +55,13 @@ def test_the_catalog_names_the_keys_its_rows_carry(name):
     assert set(spec.fields) <= set().union(*rows)
 
 
-def test_run_longbench_end_to_end_against_a_loopback_server(capsys):
+def test_run_infinitebench_end_to_end_against_a_loopback_server(capsys):
     def reply(body):
-        return "Paris" if "Eiffel" in last_user_message(body) else "Robert Louis Stevenson"
+        return "Oskar" if "Oskar" in last_user_message(body) else "the northern isle"
 
     with FakeServer(reply) as server:
         code = main(
-            ["run", "--proxy", server.url, "--dataset", "longbench", "--output", "json", "--no-progress"]
+            ["run", "--proxy", server.url, "--dataset", "infinitebench", "--output", "json", "--no-progress"]
         )
     report = json.loads(capsys.readouterr().out)
     assert code == 0 and [row["scores"]["exact_match"] for row in report["rows"]] == [1.0, 1.0]

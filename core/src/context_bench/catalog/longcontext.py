@@ -1,56 +1,11 @@
-"""Long-context data sets (specs only; loaders in context_bench.hub.longcontext)."""
+"""Long-context data sets (specs only; loaders in context_bench.hub.longcontext).
+
+LongBench (v1, -E and v2) is a plugin's: scored as published, it needs its own metrics."""
 
 from __future__ import annotations
 
 from ..specs import DatasetSpec, HubSource
 
-_LONGBENCH_BASE = (
-    "narrativeqa",
-    "qasper",
-    "multifieldqa_en",
-    "multifieldqa_zh",
-    "hotpotqa",
-    "2wikimqa",
-    "musique",
-    "dureader",
-    "gov_report",
-    "qmsum",
-    "multi_news",
-    "vcsum",
-    "trec",
-    "triviaqa",
-    "samsum",
-    "lsht",
-    "passage_count",
-    "passage_retrieval_en",
-    "passage_retrieval_zh",
-    "lcc",
-    "repobench-p",
-)
-#: LongBench's tasks and its length-balanced LongBench-E subsets (``<task>_e``).
-LONGBENCH_TASKS = _LONGBENCH_BASE + tuple(
-    f"{task}_e"
-    for task in (
-        "qasper",
-        "multifieldqa_en",
-        "hotpotqa",
-        "2wikimqa",
-        "gov_report",
-        "multi_news",
-        "trec",
-        "triviaqa",
-        "samsum",
-        "passage_count",
-        "passage_retrieval_en",
-        "lcc",
-        "repobench-p",
-    )
-)
-#: THUDM/LongBench runs a loading script: its parquet conversion holds a directory per task.
-LONGBENCH = HubSource(
-    "THUDM/LongBench", config="hotpotqa", configs=LONGBENCH_TASKS, revision="refs/convert/parquet"
-)
-LONGBENCH_V2 = HubSource("THUDM/LongBench-v2", split="train")
 #: InfiniteBench's tasks: each is a JSON-lines file (and a split) of the repository.
 INFINITEBENCH_TASKS = (
     "passkey",
@@ -81,20 +36,6 @@ NOLIMA_SETS = (
 NOLIMA = HubSource("amodaresi/NoLiMa", config="needle_set", configs=NOLIMA_SETS)
 
 SPECS: list[DatasetSpec] = [
-    DatasetSpec(
-        "longbench",
-        "context_bench.hub.longcontext:longbench",
-        "LongBench, one task per config (THUDM/LongBench, parquet, test); AnswerQuality",
-        source=LONGBENCH,
-        fields=("id", "context", "question", "answer"),
-    ),
-    DatasetSpec(
-        "longbench-v2",
-        "context_bench.hub.longcontext:longbench_v2",
-        "LongBench v2 long-context multiple choice (THUDM/LongBench-v2, train); MultipleChoiceAccuracy",
-        source=LONGBENCH_V2,
-        fields=("id", "context", "question", "correct_letter"),
-    ),
     DatasetSpec(
         "infinitebench",
         "context_bench.hub.longcontext:infinitebench",

@@ -1,5 +1,5 @@
-"""Long-context data sets: LongBench, LongBench v2, InfiniteBench and NoLiMa, in the layout
-AnswerQuality and MultipleChoiceAccuracy read."""
+"""Long-context data sets: InfiniteBench and NoLiMa, in the layout AnswerQuality and
+MultipleChoiceAccuracy read."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from ..catalog.longcontext import INFINITEBENCH, LONGBENCH, LONGBENCH_V2, NOLIMA
-from . import LETTERS, load_rows
-from .layouts import json_lines, load_converted, pick, repo_file
+from ..catalog.longcontext import INFINITEBENCH, NOLIMA
+from . import LETTERS
+from .layouts import json_lines, pick, repo_file
 
 _CONCISE = "Answer concisely, with the answer only."
 _NAME_ONLY = "Answer with the character's name only."
@@ -20,30 +20,6 @@ HAYSTACK_BOOK = "haystack/rand_shuffle/rand_book_1.txt"
 def _choices(question: str, options: list[str]) -> str:
     lines = "\n".join(f"{LETTERS[i]}. {option}" for i, option in enumerate(options))
     return f"{question}\n\n{lines}\n\nAnswer with the letter of the correct option."
-
-
-def longbench(config: str | None = None, split: str | None = None) -> Iterator[dict[str, Any]]:
-    """A LongBench task: its context, its input as the question and its answers as aliases."""
-    for row in load_converted(LONGBENCH, config, split):
-        yield {
-            "id": row["_id"],
-            "context": row["context"],
-            "question": f"{row['input']}\n\n{_CONCISE}" if row["input"] else _CONCISE,
-            "answer": list(dict.fromkeys(row["answers"])),
-        }
-
-
-def longbench_v2(config: str | None = None, split: str | None = None) -> Iterator[dict[str, Any]]:
-    """LongBench v2: four choices, the correct letter for MultipleChoiceAccuracy."""
-    for row in load_rows(LONGBENCH_V2, config=config, split=split):
-        options = [row[f"choice_{letter}"] for letter in "ABCD"]
-        yield {
-            "id": row["_id"],
-            "context": row["context"],
-            "question": _choices(row["question"], options),
-            "correct_letter": row["answer"],
-            "difficulty": row["difficulty"],
-        }
 
 
 def infinitebench(config: str | None = None, split: str | None = None) -> Iterator[dict[str, Any]]:
