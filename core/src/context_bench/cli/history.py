@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from ..bounds import flag_type
 from ..errors import UsageError
 from ..plugins import PluginHost
 
@@ -63,7 +64,11 @@ def configure_runs(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         "--since", metavar="WHEN", help="only runs started since: 2026-11-01, 2026-11-01T09:30, 3d, 12h, 2w"
     )
     parser.add_argument(
-        "--limit", type=int, default=50, metavar="N", help="at most N runs (default 50; 0: all)"
+        "--limit",
+        type=flag_type("--limit"),
+        default=50,
+        metavar="N",
+        help="at most N runs (default 50; 0: all)",
     )
     parser.add_argument("--json", action="store_true", help="machine-readable output")
 
@@ -72,8 +77,6 @@ def cmd_runs(args: argparse.Namespace, host: PluginHost) -> int:
     from ..reports.sections import printable
     from ..store import parse_since, store_url
 
-    if args.limit < 0:
-        raise UsageError("--limit must be 0 (all) or more")
     since = parse_since(args.since) if args.since else None
     url = store_url(args.store)
     if url.kind == "sqlite" and url.path is not None and not url.path.exists():

@@ -11,7 +11,7 @@ is masked in every message.  PostgreSQL needs ``pip install 'context-bench[postg
 
 from __future__ import annotations
 
-from .reading import RunInfo, Store, TrendPoint, parse_since
+from .reading import RunInfo, Store, TrendPoint, UnknownRun, parse_since
 from .recorder import Recorder
 from .schema import SCHEMA
 from .transfer import Imported, export, import_report
@@ -27,6 +27,7 @@ __all__ = [
     "Store",
     "StoreURL",
     "TrendPoint",
+    "UnknownRun",
     "export",
     "import_report",
     "open_store",

@@ -14,7 +14,8 @@ from typing import Any
 import attrs
 
 from ..errors import UsageError
-from ..records import EvalRow
+from ..records import EvalResult, EvalRow
+from ..saved import summary_from_dict
 from .database import Database
 from .recorder import Recorder
 from .rows import loaded
@@ -24,6 +25,10 @@ from .urls import StoreURL
 STALE = datetime.timedelta(hours=1)
 #: Rows read per query when a run's rows are streamed.
 CHUNK = 2000
+
+
+class UnknownRun(UsageError):
+    """No run has that id in the store."""
 
 
 @attrs.frozen
@@ -129,7 +134,7 @@ class Store:
             f"SELECT {_RUN_COLUMNS}, config, metadata, summary FROM runs WHERE id = ?", (run_id,)
         )
         if found is None:
-            raise UsageError(
+            raise UnknownRun(
                 f"no run {run_id} in the store {self.url.shown} (`context-bench runs` lists them)"
             )
         [info] = self._infos([found[:-3]])
@@ -220,10 +225,11 @@ class Store:
         search: str | None = None,
         system: str | None = None,
         dataset: str | None = None,
+        example_id: str | None = None,
     ) -> list[EvalRow]:
-        """A page of the run's rows in run order: those of ``system`` and ``dataset``, and whose id,
-        response or error messages hold every word of ``search``."""
-        where, params = self._where(run_id, search, system, dataset)
+        """A page of the run's rows in run order: those of ``system``, ``dataset`` and ``example_id``,
+        and whose id, response or error messages hold every word of ``search``."""
+        where, params = self._where(run_id, search, system, dataset, example_id)
         found = self.db.rows(
             f"SELECT data, example FROM run_rows WHERE {where} ORDER BY seq, id LIMIT ? OFFSET ?",
             (*params, limit, offset),
@@ -231,17 +237,30 @@ class Store:
         return [loaded(data, example) for data, example in found]
 
     def count(
-        self, run_id: int, search: str | None = None, system: str | None = None, dataset: str | None = None
+        self,
+        run_id: int,
+        search: str | None = None,
+        system: str | None = None,
+        dataset: str | None = None,
+        example_id: str | None = None,
     ) -> int:
         """How many rows :meth:`rows` pages through."""
-        where, params = self._where(run_id, search, system, dataset)
+        where, params = self._where(run_id, search, system, dataset, example_id)
         found = self.db.one(f"SELECT count(*) FROM run_rows WHERE {where}", params)
         return int(found[0]) if found else 0
 
     def _where(
-        self, run_id: int, search: str | None, system: str | None, dataset: str | None
+        self,
+        run_id: int,
+        search: str | None,
+        system: str | None,
+        dataset: str | None,
+        example_id: str | None = None,
     ) -> tuple[str, list[Any]]:
         where, params = ["run_id = ?"], [run_id]
+        if example_id is not None:
+            where.append("example_id = ?")
+            params.append(example_id)
         if system is not None:
             where.append("system = ?")
             params.append(system)
@@ -270,6 +289,12 @@ class Store:
                 yield loaded(data, example)
             if len(found) < CHUNK:
                 return
+
+    def result(self, run_id: int) -> EvalResult:
+        """The run as a streamed run's result (its summary typed, its metadata, no rows), which every
+        report format renders (:func:`context_bench.reports.render`) as it renders a live run's."""
+        info = self.run(run_id)
+        return EvalResult([], summary_from_dict(info.summary or {}), metadata=info.metadata or {})
 
     def report(self, run_id: int) -> dict[str, Any]:
         """The run as its JSON report holds it (``summary``, ``metadata``, ``rows`` as ``to_dict``
