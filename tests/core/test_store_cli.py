@@ -33,8 +33,8 @@ def _report(cli, output: str, name: str) -> str:
 
 def test_a_json_report_imported_and_exported_is_the_same_report(cli, workdir):
     original = (workdir / _report(cli, "json", "sample.json")).read_text(encoding="utf-8")
-    code, _, err = cli("import", "sample.json", "--tag", "baseline")
-    assert (code, err) == (0, "context-bench: sample.json: imported as run 1 (32 rows)\n")
+    code, out, _ = cli("import", "sample.json", "--tag", "baseline")
+    assert (code, out) == (0, "sample.json: imported as run 1 (32 rows)\n")
     assert (workdir / ".context-bench" / "runs.sqlite").exists()
     code, exported, _ = cli("export", "1")
     assert code == 0
@@ -60,8 +60,8 @@ def test_a_jsonl_report_comes_back_line_for_line(cli, workdir):
 def test_a_file_imported_twice_is_one_run(cli, workdir):
     _report(cli, "json", "sample.json")
     cli("import", "sample.json")
-    code, _, err = cli("import", "sample.json")
-    assert (code, err) == (0, "context-bench: sample.json: already in the store as run 1 (32 rows)\n")
+    code, out, _ = cli("import", "sample.json")
+    assert (code, out) == (0, "sample.json: already in the store as run 1 (32 rows)\n")
     code, out, _ = cli("runs", "--json")
     assert [run["id"] for run in json.loads(out)] == [1]
 
@@ -99,18 +99,14 @@ def test_runs_lists_the_runs_with_their_verdict_and_filters(cli, workdir):
     code, out, _ = cli("runs", "--system", "compressed", "--json")
     assert [run["id"] for run in json.loads(out)] == [2, 1]
     code, out, _ = cli("runs", "--dataset", "nothing")
-    assert (code, out) == (0, "")
+    assert (code, out) == (0, "no runs in sqlite:///.context-bench/runs.sqlite match\n")
     code, out, _ = cli("runs", "--since", "2021-01-01", "--json")
     assert [run["id"] for run in json.loads(out)] == [2, 1]
 
 
 def test_runs_in_a_directory_without_a_store_says_so_and_makes_none(cli, workdir):
     code, out, err = cli("runs")
-    assert (code, out, err) == (
-        0,
-        "",
-        "context-bench: no runs recorded yet in sqlite:///.context-bench/runs.sqlite\n",
-    )
+    assert (code, out, err) == (0, "no runs recorded yet in sqlite:///.context-bench/runs.sqlite\n", "")
     assert not (workdir / ".context-bench").exists()
 
 

@@ -27,7 +27,8 @@ def test_a_store_of_the_first_schema_is_upgraded_with_its_runs_intact(store_url)
     assert schema.version(db) == 1
     from context_bench.store import Store
 
-    old = Store(db)  # what release 1 wrote: runs and rows, no search index
+    db.index_new_rows = ""  # release 1 had no search index to keep
+    old = Store(db)  # what release 1 wrote: runs and rows
     with old.recorder() as recorder:
         run_id = recorder.begin({}, {"date": "2026-10-01T00:00:00+00:00"}, ["old"])
         for row in _rows(5):

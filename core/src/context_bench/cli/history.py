@@ -80,9 +80,7 @@ def cmd_runs(args: argparse.Namespace, host: PluginHost) -> int:
     since = parse_since(args.since) if args.since else None
     url = store_url(args.store)
     if url.kind == "sqlite" and url.path is not None and not url.path.exists():
-        print(f"context-bench: no runs recorded yet in {url.shown}", file=sys.stderr)
-        if args.json:
-            print("[]")
+        print("[]" if args.json else f"no runs recorded yet in {url.shown}")
         return 0
     with opened(args.store) as store:
         infos = store.runs(args.tag, args.system, args.dataset, since, args.limit or None)
@@ -90,7 +88,7 @@ def cmd_runs(args: argparse.Namespace, host: PluginHost) -> int:
         print(json.dumps([attrs.asdict(info) for info in infos], indent=2, ensure_ascii=False))
         return 0
     if not infos:
-        print(f"context-bench: no runs in {url.shown} match", file=sys.stderr)
+        print(f"no runs in {url.shown} match")
         return 0
     header = ("id", "started (UTC)", "status", "tags", "systems", "data sets", "rows", "verdict")
     lines = [
@@ -167,8 +165,5 @@ def cmd_import(args: argparse.Namespace, host: PluginHost) -> int:
         for file in args.files:
             done = import_report(store, file, args.tag)
             said = "already in the store as" if done.again else "imported as"
-            print(
-                f"context-bench: {printable(file)}: {said} run {done.run_id} ({done.rows} rows)",
-                file=sys.stderr,
-            )
+            print(f"{printable(file)}: {said} run {done.run_id} ({done.rows} rows)")
     return 0

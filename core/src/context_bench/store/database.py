@@ -31,6 +31,9 @@ class Database:
     types: dict[str, str] = {}
     #: The statement limiting rows to those whose search text matches the parameter.
     match = ""
+    #: The statement indexing the rows a batch added for search (the largest id before it given),
+    #: where the index is not kept by the database itself.
+    index_new_rows = ""
 
     def __init__(self, url: StoreURL, connection: Any) -> None:
         self.url = url
@@ -85,6 +88,7 @@ class SQLite(Database):
         "float": "REAL",
     }
     match = "id IN (SELECT rowid FROM run_rows_text WHERE run_rows_text MATCH ?)"
+    index_new_rows = "INSERT INTO run_rows_text (rowid, search) SELECT id, search FROM run_rows WHERE id > ?"
 
     @classmethod
     def open(cls, url: StoreURL, create: bool) -> SQLite:

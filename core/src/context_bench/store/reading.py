@@ -105,19 +105,12 @@ class Store:
     ) -> list[RunInfo]:
         """The runs, newest first: those with ``tag``, a group of ``system`` or ``dataset``, started
         at or after ``since`` (an ISO date or time, UTC)."""
-        where, params = [], []
-        if tag is not None:
-            where.append("id IN (SELECT run_id FROM run_tags WHERE tag = ?)")
-            params.append(tag)
-        if system is not None:
-            where.append("id IN (SELECT run_id FROM run_groups WHERE system = ?)")
-            params.append(system)
-        if dataset is not None:
-            where.append("id IN (SELECT run_id FROM run_groups WHERE dataset = ?)")
-            params.append(dataset)
-        if since is not None:
-            where.append("started >= ?")
-            params.append(since)
+        where, params = _conditions(
+            ("id IN (SELECT run_id FROM run_tags WHERE tag = ?)", tag),
+            ("id IN (SELECT run_id FROM run_groups WHERE system = ?)", system),
+            ("id IN (SELECT run_id FROM run_groups WHERE dataset = ?)", dataset),
+            ("started >= ?", since),
+        )
         text = f"SELECT {_RUN_COLUMNS} FROM runs"
         if where:
             text += " WHERE " + " AND ".join(where)
@@ -231,10 +224,10 @@ class Store:
         and whose id, response or error messages hold every word of ``search``."""
         where, params = self._where(run_id, search, system, dataset, example_id)
         found = self.db.rows(
-            f"SELECT data, example FROM run_rows WHERE {where} ORDER BY seq, id LIMIT ? OFFSET ?",
+            f"SELECT data FROM run_rows WHERE {where} ORDER BY seq, id LIMIT ? OFFSET ?",
             (*params, limit, offset),
         )
-        return [loaded(data, example) for data, example in found]
+        return [loaded(data) for (data,) in found]
 
     def count(
         self,
@@ -257,19 +250,14 @@ class Store:
         dataset: str | None,
         example_id: str | None = None,
     ) -> tuple[str, list[Any]]:
-        where, params = ["run_id = ?"], [run_id]
-        if example_id is not None:
-            where.append("example_id = ?")
-            params.append(example_id)
-        if system is not None:
-            where.append("system = ?")
-            params.append(system)
-        if dataset is not None:
-            where.append("dataset = ?")
-            params.append(dataset)
-        if search and search.split():
-            where.append(self.db.match)
-            params.append(self.db.search_text(search))
+        words = self.db.search_text(search) if search and search.split() else None
+        where, params = _conditions(
+            ("run_id = ?", run_id),
+            ("example_id = ?", example_id),
+            ("system = ?", system),
+            ("dataset = ?", dataset),
+            (self.db.match, words),
+        )
         return " AND ".join(where), params
 
     def iter_rows(
@@ -280,13 +268,13 @@ class Store:
         after = (-1, -1)
         while True:
             found = self.db.rows(
-                f"SELECT seq, id, data, example FROM run_rows WHERE {where} "
+                f"SELECT seq, id, data FROM run_rows WHERE {where} "
                 "AND (seq > ? OR (seq = ? AND id > ?)) ORDER BY seq, id LIMIT ?",
                 (*params, after[0], after[0], after[1], CHUNK),
             )
-            for seq, row_id, data, example in found:
+            for seq, row_id, data in found:
                 after = (seq, row_id)
-                yield loaded(data, example)
+                yield loaded(data)
             if len(found) < CHUNK:
                 return
 
@@ -349,6 +337,12 @@ class Store:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _conditions(*given: tuple[str, Any]) -> tuple[list[str], list[Any]]:
+    """The SQL conditions whose value is given (not None), and their parameters."""
+    chosen = [(condition, value) for condition, value in given if value is not None]
+    return [condition for condition, _ in chosen], [value for _, value in chosen]
 
 
 def _status(status: str, pid: int | None, host: str | None, updated: str) -> str:

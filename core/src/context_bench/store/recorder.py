@@ -40,7 +40,7 @@ INTERVAL = 1.0
 _UPSERT = (
     f"INSERT INTO run_rows (run_id, {', '.join(COLUMNS)}) VALUES (?, {', '.join('?' for _ in COLUMNS)}) "
     "ON CONFLICT (run_id, system, dataset, example_id, slot) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in ("seq", "failed", "data", "example", "search"))
+    + ", ".join(f"{c} = excluded.{c}" for c in ("seq", "failed", "data", "search"))
 )
 
 
@@ -168,11 +168,13 @@ class Recorder:
                 return int(run_id)
         return None
 
-    def add(self, row: EvalRow) -> None:
-        """Record a finished row (written with its batch)."""
+    def add(self, row: EvalRow, line: str | None = None) -> None:
+        """Record a finished row (written with its batch).  ``line``: the row's line of the JSONL
+        report (``encode_compact(jsonl.line(row))``), when the run writes that report anyway, so the
+        row is encoded once."""
         if self.warning is not None or self.run_id is None:
             return
-        self._pending.append(stored(row))
+        self._pending.append(stored(row, line))
         self.added += 1
         key = (row.system, row.dataset)
         if key not in self._groups:
@@ -188,7 +190,10 @@ class Recorder:
         db, run_id = self.store.db, self.run_id
         try:
             with db.transaction():
+                last = db.one("SELECT coalesce(max(id), 0) FROM run_rows") if db.index_new_rows else None
                 db.many(_UPSERT, [(run_id, *values) for values in self._pending])
+                if last is not None:
+                    db.execute(db.index_new_rows, (last[0],))
                 db.many(
                     "INSERT INTO run_groups (run_id, system, dataset) VALUES (?, ?, ?) "
                     "ON CONFLICT DO NOTHING",
@@ -211,9 +216,11 @@ class Recorder:
         if self.run_id is None or self.warning is not None:
             return
         data = json_safe(summary.to_dict() if hasattr(summary, "to_dict") else dict(summary))
-        rows, errors = figures.counts(data)
+        errors = figures.counts(data)[1]
         db, run_id = self.store.db, self.run_id
         with db.transaction():
+            stored = db.one("SELECT count(*) FROM run_rows WHERE run_id = ?", (run_id,))
+            rows = int(stored[0]) if stored else 0
             db.execute(
                 "UPDATE runs SET status = 'finished', finished = ?, updated = ?, summary = ?, verdict = ?, "
                 "row_count = ?, error_count = ? WHERE id = ?",

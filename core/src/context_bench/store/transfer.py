@@ -15,9 +15,7 @@ import attrs
 from ..errors import UsageError
 from ..records import EvalResult, EvalRow, encode_row
 from .reading import Store
-
-#: The fields of a JSONL report's line that are the row's (the rest are its input row's).
-_ROW_FIELDS = frozenset(EvalRow("", "", "").to_dict())
+from .rows import from_line
 
 
 @attrs.frozen
@@ -98,15 +96,6 @@ def import_report(store: Store, file: str, tags: Iterable[str] = ()) -> Imported
     return Imported(run_id, recorder.added)
 
 
-def _input_row(line: dict[str, Any]) -> dict[str, Any]:
-    """The input row of a JSONL report's line (``{**example, **row, "id": ...}``): its fields that
-    are not the row's, and those before ``example_id``, which the input row put first; so the line
-    the report writes again is this one, key for key."""
-    keys = list(line)
-    before = set(keys[: keys.index("example_id")])
-    return {key: value for key, value in line.items() if key in before or key not in _ROW_FIELDS}
-
-
 def _digest(path: Path) -> str:
     found = hashlib.sha256()
     try:
@@ -161,9 +150,7 @@ def _rows(path: Path, numbered: Iterable[tuple[int, Any]], split: bool = False) 
         try:
             if not isinstance(data, dict):
                 raise TypeError(f"a {type(data).__name__}, not an object")
-            row = EvalRow.from_dict(data)
-            if split:
-                row.example = _input_row(data)
+            row = from_line(data) if split else EvalRow.from_dict(data)
         except (TypeError, KeyError, ValueError) as exc:
             where = "line" if split else "row"
             raise UsageError(

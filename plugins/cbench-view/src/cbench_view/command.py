@@ -46,6 +46,8 @@ def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
 def run(args: argparse.Namespace, host: PluginHost) -> int:
     import uvicorn
 
+    from context_bench.records import EvalResult, Summary
+    from context_bench.reports import render
     from context_bench.store import open_store
 
     from .app import LOOPBACK, make_app
@@ -54,6 +56,7 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     if store is None:
         raise UsageError("--store none: there is no store to view")
     listening = _listen(args.host, args.port)
+    render(EvalResult([], Summary()), "html")  # the report's modules loaded now, not by the first page
     port = listening.getsockname()[1]
     loopback = _is_loopback(args.host)
     hosts = [*LOOPBACK, args.host] if not loopback else list(LOOPBACK)

@@ -124,7 +124,8 @@ def _rows(store: Store, info: RunInfo, query: Mapping[str, str]) -> str:
     system = query.get("system") or None
     dataset = query.get("dataset") or None
     chosen = int(query.get("page") or 0)
-    total = store.count(info.id, search, system, dataset)
+    filtered = search or system or dataset
+    total = store.count(info.id, search, system, dataset) if filtered else info.rows  # counted once
     rows = store.rows(info.id, chosen * PAGE, PAGE, search, system, dataset)
     fields = list(dict.fromkeys(field for row in rows for field in row.scores))
     form = (
