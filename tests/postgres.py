@@ -18,6 +18,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+import pytest
+
 #: The password of the test cluster's user: a URL's password the store must never print.
 PASSWORD = "pg-Secret-7cd1e0"
 USER = "cbench"
@@ -121,3 +123,15 @@ class Server:
             self._run("pg_ctl", "-D", str(self.root / "data"), "-m", "immediate", "stop")
         finally:
             shutil.rmtree(self.root, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """One throwaway PostgreSQL server for the session, or a skip saying why; a conftest takes it
+    as ``postgres_server = postgres.postgres_server``."""
+    why = missing()
+    if why is not None:
+        pytest.skip(why)
+    server = Server()
+    yield server
+    server.stop()

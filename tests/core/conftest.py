@@ -56,16 +56,8 @@ _spec = importlib.util.spec_from_file_location("cbench_postgres", Path(__file__)
 postgres = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(postgres)
 
-
-@pytest.fixture(scope="session")
-def postgres_server():
-    """One throwaway PostgreSQL server for the session (tests/postgres.py), or a skip saying why."""
-    why = postgres.missing()
-    if why is not None:
-        pytest.skip(why)
-    server = postgres.Server()
-    yield server
-    server.stop()
+#: A throwaway PostgreSQL server for the session (tests/postgres.py), or a skip saying why.
+postgres_server = postgres.postgres_server
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])

@@ -155,16 +155,8 @@ _pg = importlib.util.spec_from_file_location(
 postgres = importlib.util.module_from_spec(_pg)
 _pg.loader.exec_module(postgres)
 
-
-@pytest.fixture(scope="session")
-def postgres_server():
-    """A throwaway PostgreSQL server (tests/postgres.py), or a skip saying why."""
-    why = postgres.missing()
-    if why is not None:
-        pytest.skip(why)
-    server = postgres.Server()
-    yield server
-    server.stop()
+#: A throwaway PostgreSQL server for the session, or a skip saying why.
+postgres_server = postgres.postgres_server
 
 
 @pytest.fixture
