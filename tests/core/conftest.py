@@ -1,9 +1,11 @@
 """Fixtures the command-line tests share: the CLI run in this process, a working directory with a
-data set in it, and a loopback endpoint."""
+data set in it, a loopback endpoint, and an empty store (SQLite, then a real PostgreSQL)."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from pathlib import Path
 
 import pytest
 
@@ -54,3 +56,20 @@ def paris():
     """An endpoint that answers "Paris" to everything."""
     with FakeServer(lambda body: "Paris") as server:
         yield server
+
+
+_spec = importlib.util.spec_from_file_location("cbench_postgres", Path(__file__).parents[1] / "postgres.py")
+postgres = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(postgres)
+
+#: A throwaway PostgreSQL server for the session (tests/postgres.py), or a skip saying why.
+postgres_server = postgres.postgres_server
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def store_url(request, tmp_path):
+    """The URL of a new, empty store: a SQLite file in a temporary directory, then a database of
+    a real PostgreSQL server; a test taking it runs against both."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    return request.getfixturevalue("postgres_server").database()

@@ -117,8 +117,9 @@ FLAGS = {
 
 
 def test_the_flags_tested_here_are_every_bound():
-    # --top-k is memory's (below); --max-output-bytes a --command's (test_command_system.py)
-    assert set(FLAGS) | {"--top-k", "--max-output-bytes"} == set(BOUNDS)
+    # --top-k is memory's (below); --max-output-bytes a --command's (test_command_system.py);
+    # --limit is runs' (test_store_cli.py), --port view's (plugins/cbench-view/tests)
+    assert set(FLAGS) | {"--top-k", "--max-output-bytes", "--limit", "--port"} == set(BOUNDS)
 
 
 @pytest.mark.parametrize("value", HUGE)

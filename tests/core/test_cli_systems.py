@@ -327,7 +327,7 @@ def _documented_runs():
     for doc in ("README.md", "docs/endpoints.md"):
         for block in re.findall(r"```sh\n(.*?)```", (root / doc).read_text(), re.S):
             for command in block.replace("\\\n", " ").splitlines():
-                if command.startswith("context-bench run"):
+                if command.startswith("context-bench run "):
                     yield doc, shlex.split(command, comments=True)[1:]
 
 

@@ -750,6 +750,11 @@ OTHER_BLOCKS = {
     ): "a report's plan: test_report_plan.py::test_the_documented_plan_is_what_a_report_gets",
     ("docs/pytest.md", ""): "assert_scores's message: test_pytest_plugin.py runs the example",
     ("docs/reports.md", "toml"): "the prices file: write_files saves it for `score --prices prices.toml`",
+    (
+        "docs/history.md",
+        "text",
+    ): "sessions with a store (runs, export, view, PostgreSQL): tests/core/test_store_cli.py and "
+    "plugins/cbench-view/tests run each command; the newer-schema line is test_store_schema.py's",
 }
 
 

@@ -84,12 +84,15 @@ BOUNDS: dict[str, Bound] = {
     "--fail-under": Bound(-1_000_000, 1_000_000),
     "--fail-if-worse": Bound(0, 1_000_000),
     "--price": Bound(0, 1_000_000, "dollars per million tokens"),
+    # the store's commands
+    "--limit": Bound(0, 1_000_000_000, "runs", whole=True),
     # the plugins' (each plugin reads its own through this table)
     "--judge-concurrency": Bound(1, 10_000, "requests in flight", whole=True),
     "--math-timeout": Bound(0, DAY, "seconds", above=True),
     "--math-workers": Bound(1, 1_024, "processes", whole=True),
     "--ray-batch-size": Bound(1, 1_000_000, "rows", whole=True),
     "--top-k": Bound(1, 10_000, "turns", whole=True),
+    "--port": Bound(0, 65_535, "", whole=True),
 }
 
 #: The figures a system reports for one row (an endpoint's usage and cost, a latency it measured

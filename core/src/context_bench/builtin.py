@@ -76,6 +76,24 @@ _COMMANDS = [
         _CLI + "commands:cmd_compare",
     ),
     CommandSpec(
+        "runs",
+        "list the runs in the store (.context-bench/runs.sqlite, --store URL)",
+        _CLI + "history:configure_runs",
+        _CLI + "history:cmd_runs",
+    ),
+    CommandSpec(
+        "export",
+        "write a stored run as its JSON or JSONL report",
+        _CLI + "history:configure_export",
+        _CLI + "history:cmd_export",
+    ),
+    CommandSpec(
+        "import",
+        "record existing JSON or JSONL reports in the store",
+        _CLI + "history:configure_import",
+        _CLI + "history:cmd_import",
+    ),
+    CommandSpec(
         "plugins",
         "list discovered plugins",
         _CLI + "listings:configure_listing",

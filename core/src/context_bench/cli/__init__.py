@@ -6,18 +6,21 @@ when it had rows and not one of them could be scored (every row errored), so CI 
 endpoint or a broken data set.
 
 A plugin adds a command through the ``cbench_register_commands`` hook and reuses the run flags
-with :func:`add_run_options`, :class:`RunOptions`, :func:`emit` and :func:`check_reachable`.
+with :func:`add_run_options`, :class:`RunOptions`, :func:`emit` and :func:`check_reachable`, and
+the store's ``--store URL`` with :func:`add_store_option`.
 """
 
 from __future__ import annotations
 
 from .app import build_parser, main, with_default_command
 from .commands import sample_path
+from .history import add_store_option
 from .run_options import RunOptions, add_run_options, check_reachable, emit
 
 __all__ = [
     "RunOptions",
     "add_run_options",
+    "add_store_option",
     "build_parser",
     "check_reachable",
     "emit",

@@ -1,0 +1,88 @@
+"""The store's schema versions: a store written by an older release is upgraded with its runs
+intact, a migration that fails leaves the store as it was, and a store of a newer release is
+refused in one line before anything changes.  SQLite and PostgreSQL alike."""
+
+from __future__ import annotations
+
+import pytest
+
+import context_bench.store.schema as schema
+from context_bench.cli import main
+from context_bench.errors import UsageError
+from context_bench.records import EvalRow
+from context_bench.store import SCHEMA, open_store, store_url
+from context_bench.store.database import connect
+
+
+def _rows(n: int) -> list[EvalRow]:
+    return [
+        EvalRow("sys", "qa", f"q{i}", scores={"f1": 1.0}, response=f"old answer {i}", index=i)
+        for i in range(n)
+    ]
+
+
+def test_a_store_of_the_first_schema_is_upgraded_with_its_runs_intact(store_url):
+    db = connect(_url(store_url))
+    assert schema.migrate(db, upto=1) == 0
+    assert schema.version(db) == 1
+    from context_bench.store import Store
+
+    db.index_new_rows = ""  # release 1 had no search index to keep
+    old = Store(db)  # what release 1 wrote: runs and rows
+    with old.recorder() as recorder:
+        run_id = recorder.begin({}, {"date": "2026-10-01T00:00:00+00:00"}, ["old"])
+        for row in _rows(5):
+            recorder.add(row)
+        recorder.finish({"groups": [{"system": "sys", "dataset": "qa", "rows": 5, "scores": {"f1": 1.0}}]})
+    db.close()
+    with open_store(store_url) as store:
+        assert schema.version(store.db) == SCHEMA == 2
+        [info] = store.runs()
+        assert (info.id, info.rows, info.tags, info.status) == (run_id, 5, ("old",), "finished")
+        assert store.count(run_id, search="answer 3") == 1  # the old rows are searchable
+        assert [r.example_id for r in store.iter_rows(run_id)] == [f"q{i}" for i in range(5)]
+
+
+def test_a_migration_that_fails_leaves_the_store_as_it_was(store_url, monkeypatch):
+    with open_store(store_url) as store:
+        with store.recorder() as recorder:
+            recorder.begin({}, {})
+            recorder.add(_rows(1)[0])
+            recorder.finish(
+                {"groups": [{"system": "sys", "dataset": "qa", "rows": 1, "scores": {"f1": 1.0}}]}
+            )
+    broken = lambda db: ["CREATE TABLE half_done (x INTEGER)", "THIS IS NOT SQL"]  # noqa: E731
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, broken])
+    db = connect(_url(store_url))
+    with pytest.raises(UsageError):
+        schema.migrate(db, upto=3)
+    assert schema.version(db) == 2
+    db.close()
+    monkeypatch.undo()
+    with open_store(store_url) as store:
+        assert [run.rows for run in store.runs()] == [1]
+        with pytest.raises(UsageError):
+            store.db.one("SELECT * FROM half_done")
+
+
+def test_a_store_of_a_newer_release_is_refused_in_one_line(store_url, capsys):
+    open_store(store_url).close()
+    db = connect(_url(store_url))
+    db.execute("UPDATE store_info SET value = '9' WHERE key = 'schema'")
+    db.close()
+    with pytest.raises(UsageError) as refused:
+        open_store(store_url)
+    assert str(refused.value).endswith(
+        f"has schema version 9, newer than this context-bench reads (up to {SCHEMA}): "
+        "upgrade context-bench (pip install -U context-bench)"
+    )
+    assert main(["runs", "--store", store_url]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "schema version 9" in err
+    db = connect(_url(store_url))
+    assert schema.version(db) == 9  # untouched
+    db.close()
+
+
+def _url(given: str):
+    return store_url(given)
