@@ -85,7 +85,7 @@ def test_two_runs_side_by_side_list_the_regressed_and_improved_rows_with_paired_
     assert said[0] == "10 rows in both: 3 regressed, 1 improved, 6 unchanged in f1."
     # 3 lost and 1 gained: McNemar's exact p = 2 (C(4,0) + C(4,1)) / 2^4 = 0.625; mean (-3 + 1) / 10
     assert said[1].startswith(f"Run {after} (compressor) minus run {base} (compressor): mean change -0.200, ")
-    assert said[1].endswith("p = 0.625 (mcnemar, n = 10).")
+    assert said[1].endswith("p = 0.625 (McNemar's exact test, n = 10).")
     lines = page.run(CELLS.format("#pairs"))
     assert [(line[0], line[1], line[2], line[3]) for line in lines] == [
         (f"q{n}", "1.000", "0.000", "-1.000") for n in range(3)

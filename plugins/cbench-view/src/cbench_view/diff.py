@@ -1,7 +1,7 @@
 """Two runs side by side (``/diff?a=ID&b=ID``): one (system, data set) of each, row by row on the
 ids both have, which rows regressed and which improved in a score field, with the paired
-statistics of ``context_bench.metrics.paired`` (McNemar's exact test for 0/1 scores, else a paired
-bootstrap or t test) over every pair.
+statistics of ``context_bench.metrics.paired`` (McNemar's exact test for 0/1 scores, else the
+sign-flip permutation test, or the t-test past 1,000 pairs) over every pair.
 
 A row with an error counts 0 for the field, as the report counts it (a failure never raises a
 score), and the page says how many did; rows only one run has are counted, not paired.
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 import attrs
 
-from context_bench.metrics.paired import PairedTest, paired
+from context_bench.metrics.paired import ALPHA, TEST_NAMES, PairedTest, p_text, paired
 from context_bench.store import RunInfo, Store
 
 from .html import h, href, link, number, page, pager, preview, select, table
@@ -182,16 +182,17 @@ def _statistics(result: Diff, field: str, before: tuple[int, str], after: tuple[
         f"{len(result.pairs):,} rows in both: {regressed:,} regressed, {improved:,} improved, "
         f"{len(result.pairs) - regressed - improved:,} unchanged in {field}.",
     ]
-    if test is not None:
-        interval = (
-            f"[{number(test.low, sign=True)}, {number(test.high, sign=True)}]"
-            if test.n > 1
-            else "(no interval with one pair)"
-        )
+    if test is not None and test.p_value is None:
         lines.append(
             f"Run {after[0]} ({after[1]}) minus run {before[0]} ({before[1]}): mean change "
-            f"{number(test.delta, sign=True)}, 95% interval {interval}, "
-            f"p = {test.p_value:.3g} ({test.test}, n = {test.n:,})."
+            f"{number(test.delta, sign=True)}; too few rows to tell (n = {test.n:,})."
+        )
+    elif test is not None:
+        lines.append(
+            f"Run {after[0]} ({after[1]}) minus run {before[0]} ({before[1]}): mean change "
+            f"{number(test.delta, sign=True)}, {1 - ALPHA:.0%} interval "
+            f"[{number(test.low, sign=True)}, {number(test.high, sign=True)}], "
+            f"p = {p_text(test.p_value)} ({TEST_NAMES[test.test]}, n = {test.n:,})."
         )
     if result.errored_before or result.errored_after:
         lines.append(
