@@ -10,6 +10,7 @@ import threading
 import pytest
 
 from context_bench import EvalResult, Scores, evaluate
+from context_bench.summary import Summarizer
 from context_bench.systems import OpenAIProxy
 from context_bench.testing import FakeServer, Reply, isolated_host, last_user_message
 
@@ -221,6 +222,37 @@ def test_soft_failures_are_counted_and_warned():
     assert any("flaky_judge failed on 2 of 10 rows" in w for w in result.summary.warnings)
     assert result.summary.usage["flaky_judge"] == {"input_tokens": 40.0, "output_tokens": 8.0}
     assert result.rows[0].failures == {"flaky_judge": "call_error: HTTP 503"}
+
+
+def test_the_soft_failure_rate_is_over_the_rows_an_evaluator_scored_not_those_it_raised_on():
+    """Of 10 rows the judge raised on 6 and could not answer 1: 1 soft failure of the 4 rows it
+    scored is 25%, over a 0.2 limit (of all 10 rows it would read 10%, under it)."""
+
+    class HalfBroken:
+        name = "half_broken"
+
+        def score(self, original, processed):
+            number = int(original["id"][1:])
+            if number < 6:
+                raise ValueError("no reference")
+            if number == 6:
+                return Scores({"verdict": 0.0}, failure="call_error: HTTP 503")
+            return {"verdict": 1.0}
+
+    result = evaluate(
+        None,
+        [{**r, "response": "x"} for r in rows(10)],
+        evaluators=[HalfBroken()],
+        progress=False,
+        host=isolated_host(),
+    )
+    summary = Summarizer(failure_rate=0.2)(result.rows)
+    failures = summary.failures["half_broken"]
+    assert (failures.count, failures.rows, failures.rate) == (1, 4, 0.25)
+    assert summary.warnings[0] == (
+        "half_broken failed on 1 of 4 rows (25.0%: call_error 1); their scores are fallbacks, not verdicts"
+    )
+    assert summary.errors.by_evaluator == {"half_broken": 6}
 
 
 def test_malformed_rows_are_named_and_do_not_stop_the_run():
