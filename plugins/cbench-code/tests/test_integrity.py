@@ -461,6 +461,36 @@ def test_honest_passes_plain_data_unchanged():
     assert honest(value) is value
 
 
+class Never:
+    """Equal to nothing (the default ``__eq__``), yet never different from anything."""
+
+    def __ne__(self, other):
+        return False
+
+
+def test_a_value_that_is_never_different_is_refused():
+    with pytest.raises(
+        AssertionError, match="a value of class Never that claims to equal values it cannot know"
+    ):
+        honest(Never())
+
+
+def test_a_prompt_class_never_different_fails_a_test_that_compares_with_not_equal(evaluator):
+    """A class of the trusted prompt is no candidate's own: only the probes (``not (value != probe)``)
+    stand between it and a test written with ``!=``."""
+    row = {
+        "context": "class Never:\n    def __ne__(self, other):\n        return False\n\ndef f(x):\n",
+        "test": "def check(candidate):\n    if candidate(2) != 4:\n        raise AssertionError('wrong')\n",
+        "entry_point": "f",
+    }
+    [result] = evaluator.check(dict(row), {"response": "    return Never()\n"})
+    assert result.detail == (
+        "AssertionError: the candidate returned a value of class Never that claims to equal values it "
+        "cannot know"
+    )
+    assert evaluator.score(dict(row), {"response": "    return 2 * x\n"}) == {"pass_at_1": 1.0}
+
+
 def test_honest_flags_a_liar_nested_in_plain_data():
     class Yes:
         def __eq__(self, other):
