@@ -154,11 +154,18 @@ def test_a_group_where_every_row_failed_takes_the_data_sets_fields_from_other_sy
 def test_an_errored_row_weighs_as_much_as_an_average_row_of_a_weighted_field():
     # instruction-level accuracy: rows weigh by their number of instructions (2 and 4: average 3)
     rows = [
-        row(scores={"acc": 1.0}, weights={"acc": 2.0}),
-        row(scores={"acc": 0.5}, weights={"acc": 4.0}),
-        row(errors=[SYSTEM_DOWN]),
+        row(scores={"acc": 1.0}, weights={"acc": 2.0}, example_id="a"),
+        row(scores={"acc": 0.5}, weights={"acc": 4.0}, example_id="b"),
+        row(errors=[SYSTEM_DOWN], example_id="c"),
     ]
-    assert Summarizer()(rows).groups[0].scores["acc"] == pytest.approx((2.0 + 2.0) / 9.0)
+    summarize = Summarizer()
+    assert summarize(rows).groups[0].scores["acc"] == pytest.approx((2.0 + 2.0) / 9.0)
+    # what the gates and the interval read weighs it the same (with weight 1: 4 / 7, a better mean)
+    assert summarize.headline_values()[("s", "d")]["acc"] == [
+        ("a", 1.0, 2.0),
+        ("b", 0.5, 4.0),
+        ("c", 0.0, 3.0),
+    ]
 
 
 def test_breakdowns_and_the_mean_score_metric_count_errored_rows_too():

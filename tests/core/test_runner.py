@@ -253,6 +253,8 @@ def test_the_soft_failure_rate_is_over_the_rows_an_evaluator_scored_not_those_it
         "half_broken failed on 1 of 4 rows (25.0%: call_error 1); their scores are fallbacks, not verdicts"
     )
     assert summary.errors.by_evaluator == {"half_broken": 6}
+    at_the_limit = Summarizer(failure_rate=0.25)(result.rows).warnings
+    assert not any(warning.startswith("half_broken failed") for warning in at_the_limit)
 
 
 def test_malformed_rows_are_named_and_do_not_stop_the_run():
