@@ -55,9 +55,10 @@ class Stalls(Echo):
 
     def process(self, example: dict) -> dict:
         if example["id"] == self.stall:
-            go = os.path.join(self.trail, "go")
-            with open(os.path.join(self.trail, "stalled"), "w") as f:
+            go, stalled = os.path.join(self.trail, "go"), os.path.join(self.trail, "stalled")
+            with open(stalled + ".part", "w") as f:  # the pid appears whole: the killer polls for it
                 f.write(str(os.getpid()))
+            os.replace(stalled + ".part", stalled)
             deadline = time.monotonic() + 60
             while not os.path.exists(go) and time.monotonic() < deadline:
                 time.sleep(0.01)
