@@ -11,6 +11,7 @@ import pytest
 
 from context_bench import EvalResult, EvalRow, RowError, evaluate
 from context_bench.cli import main
+from context_bench.gates import Gates
 from context_bench.metrics import MeanScore
 from context_bench.reports import render
 from context_bench.summary import Summarizer
@@ -153,11 +154,18 @@ def test_a_group_where_every_row_failed_takes_the_data_sets_fields_from_other_sy
 def test_an_errored_row_weighs_as_much_as_an_average_row_of_a_weighted_field():
     # instruction-level accuracy: rows weigh by their number of instructions (2 and 4: average 3)
     rows = [
-        row(scores={"acc": 1.0}, weights={"acc": 2.0}),
-        row(scores={"acc": 0.5}, weights={"acc": 4.0}),
-        row(errors=[SYSTEM_DOWN]),
+        row(scores={"acc": 1.0}, weights={"acc": 2.0}, example_id="a"),
+        row(scores={"acc": 0.5}, weights={"acc": 4.0}, example_id="b"),
+        row(errors=[SYSTEM_DOWN], example_id="c"),
     ]
-    assert Summarizer()(rows).groups[0].scores["acc"] == pytest.approx((2.0 + 2.0) / 9.0)
+    summarize = Summarizer()
+    assert summarize(rows).groups[0].scores["acc"] == pytest.approx((2.0 + 2.0) / 9.0)
+    # what the gates and the interval read weighs it the same (with weight 1: 4 / 7, a better mean)
+    assert summarize.headline_values()[("s", "d")]["acc"] == [
+        ("a", 1.0, 2.0),
+        ("b", 0.5, 4.0),
+        ("c", 0.0, 3.0),
+    ]
 
 
 def test_breakdowns_and_the_mean_score_metric_count_errored_rows_too():
@@ -281,6 +289,44 @@ def test_a_failed_row_counts_the_worst_value_where_lower_is_better():
     assert group.scores_scored_only["false_memory"] == 0.0
     assert result.summary.systems["half-down"].scores["false_memory"] == pytest.approx(0.5)
     assert result.summarized(exclude_errors=True).summary.groups[0].scores["false_memory"] == 0.0
+
+
+class DownOnTwo:
+    name = "down-on-2"
+
+    def process(self, example):
+        if example["id"] == "2":
+            raise ConnectionError("endpoint down")
+        return {"response": "a faithful answer"}
+
+
+def test_the_interval_and_the_gates_count_the_failure_value_where_lower_is_better():
+    """Rows 0 and 1 invent nothing (0), row 2 errored: its false_memory is 1, the field's worst, in
+    the interval and in what the gates read, not only in the mean (with 0, the interval was Wilson's
+    for 0 of 3, [0, 0.561], around a mean of 0.333, and the gates read a mean of 0)."""
+    rows = [{"id": str(i), "question": "q", "answer": "a"} for i in range(3)]
+    host = isolated_host(InventedPlugin())
+    result = evaluate([DownOnTwo()], rows, evaluators=["Invented"], progress=False, host=host)
+    group = result.summary.groups[0]
+    assert group.scores["false_memory"] == pytest.approx(1 / 3)
+    # Wilson's interval for 1 of 3: the roots of (1/3 - p)^2 = z^2 p (1 - p) / 3, z = 1.95996
+    low, high = group.ci["false_memory"]
+    assert low == pytest.approx(0.0614919447, abs=1e-9) and high == pytest.approx(0.7923403992, abs=1e-9)
+    z = 1.959963984540054
+    assert all((1 / 3 - p) ** 2 == pytest.approx(z * z * p * (1 - p) / 3, abs=1e-12) for p in (low, high))
+    assert result.summarize.headline_values()[("down-on-2", "dataset")]["false_memory"] == [
+        ("0", 0.0, 1.0),
+        ("1", 0.0, 1.0),
+        ("2", 1.0, 1.0),
+    ]
+    # the gates read the same values: a mean of 1/3 whose t interval (2 degrees of freedom:
+    # t = 0.95 / sqrt(2 * 0.975 * 0.025) = 4.30265, standard error sqrt(1/3) / sqrt(3) = 1/3) is
+    # 1/3 -+ 1.43422
+    verdict = Gates.parse(fail_under=["false_memory=0.5"], max_failure_rate=0.5).judge(result)
+    assert verdict.lines == [
+        "gate failed: --fail-under false_memory=0.5: false_memory of down-on-2 on dataset is "
+        "0.333 (95% CI -1.101 to 1.768, n=3), below 0.5"
+    ]
 
 
 def test_the_summarizer_counts_a_failure_value_without_touching_the_scored_mean():

@@ -5,6 +5,7 @@ detail and the loss audit, logs no script error, and keeps hostile row text as t
 from __future__ import annotations
 
 import importlib.util
+import io
 import json
 import re
 from pathlib import Path
@@ -14,9 +15,9 @@ import pytest
 
 from context_bench import EvalResult, EvalRow, RowError
 from context_bench.records import Summary
-from context_bench.reports import render
+from context_bench.reports import html, render
 from context_bench.reports.html import headline_field
-from context_bench.reports.html_rows import PAGE, TEXT_LIMIT
+from context_bench.reports.html_rows import PAGE, TEXT_LIMIT, RowEncoder
 from context_bench.summary import Summarizer
 
 _spec = importlib.util.spec_from_file_location("cbench_browser", Path(__file__).parents[1] / "browser.py")
@@ -218,6 +219,49 @@ def test_each_data_set_is_charted_by_its_own_headline_as_its_figures_are():
     assert headline_field(named, ["math_equiv", "f1"]) == "f1"
     assert headline_field(named, ["rouge_l_f1", "rouge_1_f1"]) == "rouge_l_f1"
     assert headline_field({}, []) is None
+
+
+HOSTILE_NAME = '<img src=x onerror="window.pwned=5">'
+ESCAPED_NAME = "&lt;img src=x onerror=&quot;window.pwned=5&quot;&gt;"
+
+
+def test_a_hostile_name_message_command_and_rows_file_are_text_wherever_the_page_shows_them():
+    """Outside the row data (escaped JSON, tested above), the page is HTML: a system's name in the
+    legend, the charts and the tables, an error message in the warnings, the command in the run's
+    lines and the rows file's name are all escaped, so none of them becomes an element."""
+    rows = [
+        EvalRow(
+            system,
+            "squad",
+            f"q{i}",
+            scores={"f1": float((i + s) % 2)},
+            latency=0.1 * (i + 1),
+            input_tokens=100.0 * (s + 1),
+            output_tokens=10.0,
+            index=4 * s + i,
+        )
+        for s, system in enumerate(("baseline", HOSTILE_NAME))
+        for i in range(4)
+    ]
+    rows[-1].scores = {}
+    rows[-1].errors = [RowError("system", HOSTILE_NAME, "ConnectError", f"refused {HOSTILE_NAME}")]
+    result = EvalResult(rows=rows, summary=Summarizer()(rows), metadata={"command": ["run", HOSTILE_NAME]})
+    encoder = RowEncoder()
+    lines = [encoder(row) for row in rows]
+    page = io.StringIO()
+    html.write(result, page, encoder, lines, rows_file=f"{HOSTILE_NAME}.rows.jsonl")
+    shown = re.sub(
+        r'<script type="application/json" id="cb-data">.*?</script>', "", page.getvalue(), flags=re.S
+    )
+    assert "<img" not in shown
+    for where in (
+        f"ConnectError: refused {ESCAPED_NAME}</li>",  # the warnings
+        f'<i style="background:#d95f02"></i>{ESCAPED_NAME}</span>',  # the charts' legend
+        f'text-anchor="end">{ESCAPED_NAME}</text>',  # a chart's label of a point
+        f"<li>command: run {ESCAPED_NAME}</li>",  # the run
+        f"all from {ESCAPED_NAME}.rows.jsonl, the file beside this page",  # the rows file
+    ):
+        assert where in shown, where
 
 
 def test_the_size_grows_linearly_with_a_bounded_cost_per_row():

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from context_bench import evaluate
+from context_bench import Scores, evaluate
 from context_bench.cache import RunCache
 from context_bench.cli import main
 from context_bench.testing import FakeServer, Reply, isolated_host, last_user_message
@@ -246,6 +246,86 @@ def test_a_lone_surrogate_in_a_reply_is_cached_and_the_re_run_resumes(tmp_path):
         "lone surrogates"
         in evaluate(_Echo(calls), rows[:1], progress=False, host=isolated_host()).rows[0].meta["repaired"]
     )
+
+
+class _Copying:
+    name = "copying"
+
+    def __init__(self, calls):
+        self._calls = calls
+
+    def process(self, example):
+        self._calls.append(example["id"])
+        return {"response": example["text"]}
+
+
+def test_a_changed_example_is_computed_again_then_resumed_as_changed(tmp_path):
+    calls: list[str] = []
+    rows = [{"id": f"r{i}", "text": f"t{i}"} for i in range(2)]
+
+    def responses():
+        calls.clear()
+        result = evaluate(_Copying(calls), rows, cache_dir=tmp_path, progress=False, host=isolated_host())
+        return [r.response for r in result.rows]
+
+    assert responses() == ["t0", "t1"] and calls == ["r0", "r1"]
+    rows[1]["text"] = "edited"  # same id, other content: the cached answer is to another question
+    assert responses() == ["t0", "edited"] and calls == ["r1"]
+    assert responses() == ["t0", "edited"] and calls == []
+
+
+class _CountingToo(_Counting):
+    name = "counting_too"
+
+
+def test_an_added_evaluator_keeps_the_scores_cached_before_it(tmp_path):
+    first: list[str] = []
+    second: list[str] = []
+    rows = [{"id": "r0", "response": "x"}]
+
+    def run(*evaluators):
+        first.clear()
+        second.clear()
+        evaluate(
+            None, rows, evaluators=list(evaluators), cache_dir=tmp_path, progress=False, host=isolated_host()
+        )
+        return first, second
+
+    assert run(_Counting(first)) == (["r0"], [])
+    assert run(_Counting(first), _CountingToo(second)) == ([], ["r0"])
+    assert run(_Counting(first), _CountingToo(second)) == ([], [])
+
+
+class _JudgeDownOnce:
+    """A judge that cannot answer r1 on its first run only: a soft failure, retried by the next run."""
+
+    name = "judge_down_once"
+
+    def __init__(self, calls, down):
+        self._calls, self._down = calls, down
+
+    def score(self, original, processed):
+        self._calls.append(original["id"])
+        if original["id"] in self._down:
+            return Scores({"verdict": 0.0}, failure="call_error: HTTP 503")
+        return {"verdict": 1.0}
+
+
+def test_a_soft_failure_is_not_cached_so_the_next_run_retries_it(tmp_path):
+    calls: list[str] = []
+    rows = [{"id": f"r{i}", "response": "x"} for i in range(3)]
+
+    def verdicts(down):
+        calls.clear()
+        judge = _JudgeDownOnce(calls, down)
+        result = evaluate(
+            None, rows, evaluators=[judge], cache_dir=tmp_path, progress=False, host=isolated_host()
+        )
+        return [r.scores["verdict"] for r in result.rows]
+
+    assert verdicts({"r1"}) == [1.0, 0.0, 1.0] and calls == ["r0", "r1", "r2"]
+    assert verdicts(set()) == [1.0, 1.0, 1.0] and calls == ["r1"]
+    assert verdicts(set()) == [1.0, 1.0, 1.0] and calls == []
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 import json
 import pickle
 import threading
@@ -11,6 +10,7 @@ import threading
 import pytest
 
 from context_bench import EvalResult, Scores, evaluate
+from context_bench.summary import Summarizer
 from context_bench.systems import OpenAIProxy
 from context_bench.testing import FakeServer, Reply, isolated_host, last_user_message
 
@@ -65,14 +65,15 @@ def rows(n, **extra):
 
 
 def test_concurrency_bound_is_respected_at_the_server():
-    # The first row runs in the calling thread, alone, and waits 50 ms: the runner learns that rows
-    # wait, and the others fan out; the server holds them until four are in flight at once.
-    arrivals = itertools.count()
-
+    # Rows run in the calling thread, one at a time, until one of them waits for most of its time;
+    # how many do depends on the CPU the first call costs (building the client's SSL context takes
+    # 35 to 120 ms, against a 50 ms reply).  So the server answers each request after 50 ms until
+    # two overlap (the rows fanned out), and holds every one from then on until four are in flight.
     def reply(body: dict) -> Reply:
-        return Reply(text="ok", hold_until=4) if next(arrivals) else Reply(text="ok", delay=0.05)
+        return Reply(text="ok", hold_until=4) if server.max_in_flight > 1 else Reply(text="ok", delay=0.05)
 
-    with FakeServer(reply) as server:
+    server = FakeServer(reply)
+    with server:
         result = evaluate(
             OpenAIProxy(server.url, model="m"),
             rows(24),
@@ -221,6 +222,39 @@ def test_soft_failures_are_counted_and_warned():
     assert any("flaky_judge failed on 2 of 10 rows" in w for w in result.summary.warnings)
     assert result.summary.usage["flaky_judge"] == {"input_tokens": 40.0, "output_tokens": 8.0}
     assert result.rows[0].failures == {"flaky_judge": "call_error: HTTP 503"}
+
+
+def test_the_soft_failure_rate_is_over_the_rows_an_evaluator_scored_not_those_it_raised_on():
+    """Of 10 rows the judge raised on 6 and could not answer 1: 1 soft failure of the 4 rows it
+    scored is 25%, over a 0.2 limit (of all 10 rows it would read 10%, under it)."""
+
+    class HalfBroken:
+        name = "half_broken"
+
+        def score(self, original, processed):
+            number = int(original["id"][1:])
+            if number < 6:
+                raise ValueError("no reference")
+            if number == 6:
+                return Scores({"verdict": 0.0}, failure="call_error: HTTP 503")
+            return {"verdict": 1.0}
+
+    result = evaluate(
+        None,
+        [{**r, "response": "x"} for r in rows(10)],
+        evaluators=[HalfBroken()],
+        progress=False,
+        host=isolated_host(),
+    )
+    summary = Summarizer(failure_rate=0.2)(result.rows)
+    failures = summary.failures["half_broken"]
+    assert (failures.count, failures.rows, failures.rate) == (1, 4, 0.25)
+    assert summary.warnings[0] == (
+        "half_broken failed on 1 of 4 rows (25.0%: call_error 1); their scores are fallbacks, not verdicts"
+    )
+    assert summary.errors.by_evaluator == {"half_broken": 6}
+    at_the_limit = Summarizer(failure_rate=0.25)(result.rows).warnings
+    assert not any(warning.startswith("half_broken failed") for warning in at_the_limit)
 
 
 def test_malformed_rows_are_named_and_do_not_stop_the_run():

@@ -442,9 +442,12 @@ def test_hardening_wraps_every_value_comparison():
     import ast
 
     hardened = ast.unparse(
-        harden_tree("assert f(1) == 2\nassert 1 < g() <= 3\nassert h() is None\nx = [a == b for a, b in z]\n")
+        harden_tree(
+            "assert f(1) == 2\nassert 1 < g() <= 3\nassert h() is None\nx = [a == b for a, b in z]\n"
+            "assert k() != 1\nassert 2 not in m()\n"
+        )
     )
-    assert hardened.count("__cbench_honest__(") == 2 + 3 + 2
+    assert hardened.count("__cbench_honest__(") == 2 + 3 + 2 + 2 + 2
     assert "h() is None" in hardened
     with pytest.raises(SyntaxError):
         compile_tests("def broken(:\n")
@@ -459,6 +462,49 @@ def test_broken_tests_are_a_sandbox_error_not_a_verdict(evaluator):
 def test_honest_passes_plain_data_unchanged():
     value = {"a": [1, 2.5, ("x", None)], "b": {frozenset({1})}}
     assert honest(value) is value
+
+
+class Never:
+    """Equal to nothing (the default ``__eq__``), yet never different from anything."""
+
+    def __ne__(self, other):
+        return False
+
+
+def test_a_value_that_is_never_different_is_refused():
+    with pytest.raises(
+        AssertionError, match="a value of class Never that claims to equal values it cannot know"
+    ):
+        honest(Never())
+
+
+# A class of the trusted prompt is no candidate's own: only the honesty probes stop one that lies,
+# and each of these liars only one probe catches.  (class, the test it would pass, an honest answer)
+PROMPT_LIARS = {
+    "never-different": (  # not (value != probe)
+        "class Never:\n    def __ne__(self, other):\n        return False\n",
+        "    if candidate() != 4:\n        raise AssertionError('wrong')\n",
+        "    return 4\n",
+    ),
+    "contains-everything": (  # probe in value
+        "class Bag:\n    def __contains__(self, item):\n        return True\n",
+        "    assert 7 in candidate()\n",
+        "    return {7, 8}\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("liar", sorted(PROMPT_LIARS))
+def test_a_prompt_class_that_only_a_probe_catches_fails(evaluator, liar):
+    kind, test, answer = PROMPT_LIARS[liar]
+    name = kind.split()[1].rstrip(":")
+    row = {"context": f"{kind}\ndef f():\n", "test": f"def check(candidate):\n{test}", "entry_point": "f"}
+    [result] = evaluator.check(dict(row), {"response": f"    return {name}()\n"})
+    assert result.detail == (
+        f"AssertionError: the candidate returned a value of class {name} that claims to equal values it "
+        "cannot know"
+    )
+    assert evaluator.score(dict(row), {"response": answer}) == {"pass_at_1": 1.0}
 
 
 def test_honest_flags_a_liar_nested_in_plain_data():

@@ -218,6 +218,35 @@ def test_panel_leaves_failed_judges_out_and_says_so(judge_server) -> None:
         strict.score({"question": "q", "answer": "x"}, {"response": "y"})
 
 
+def test_a_failed_judge_is_not_averaged_into_the_panel(judge_server) -> None:
+    """Two judges grading 1.0 and one failing give 1.0: the failed judge's fallback (0.0) is no grade,
+    so it neither drags the mean (2/3) nor splits the vote (a tie of 1.0 and 0.0 averages 0.5)."""
+    server = _panel_server(judge_server, {"a": "5", "b": "down", "c": "5", "d": "C", "e": "down"})
+    numeric = JudgePanel(
+        [{"url": server.url, "model_id": m, "max_retries": 0} for m in "abc"], template="likert_5"
+    )
+    result = numeric.score({"question": "q"}, {"response": "x"})
+    assert result == {
+        "judge_panel": 1.0,
+        "judge_panel_judge": 1.0,
+        "judge_panel_judge_1": 0.0,
+        "judge_panel_judge_2": 1.0,
+    }
+    assert result.failure.startswith("call_error: 1 of 3 judges failed (judge_1: call_error: HTTP 500")
+    voting = JudgePanel([{"url": server.url, "model_id": m, "max_retries": 0} for m in "de"])
+    result = voting.score({"question": "q", "answer": "x"}, {"response": "x"})
+    assert result == {"judge_panel": 1.0, "judge_panel_judge": 1.0, "judge_panel_judge_1": 0.0}
+    assert result.failure.startswith("call_error: 1 of 2 judges failed (judge_1: call_error: HTTP 500")
+
+
+def test_a_panel_whose_judges_all_failed_grades_0_and_says_so(judge_server) -> None:
+    server = _panel_server(judge_server, {"a": "down", "b": "down"})
+    panel = JudgePanel([{"url": server.url, "model_id": m, "max_retries": 0} for m in "ab"])
+    result = panel.score({"question": "q", "answer": "x"}, {"response": "x"})
+    assert result == {"judge_panel": 0.0, "judge_panel_judge": 0.0, "judge_panel_judge_1": 0.0}
+    assert result.failure.startswith("call_error: 2 of 2 judges failed (judge: call_error: HTTP 500")
+
+
 @pytest.mark.parametrize(
     "field, value",
     [("temperature", "hot"), ("parallelism", 0), ("max_retries", -1), ("request_timeout", 0), ("top_p", "x")],
