@@ -252,3 +252,18 @@ def test_many_calls_at_once_over_kept_alive_connections_are_each_counted_once(up
         assert asyncio.run(burst(meter.url)) == [200] * 64
         assert [meter.take(f"row-{i}").calls for i in range(8)] == [8] * 8
         assert meter.totals.calls == len(upstream.seen) == 64
+
+
+def test_a_request_the_tokenizer_cannot_count_is_still_relayed_and_left_uncounted(upstream, tmp_path):
+    """A chat template that raises on these messages (many refuse a role order) costs the count,
+    never the call."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tokenizer = Tokenizer(models.WordLevel({"[UNK]": 0}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.save(str(tmp_path / "tokenizer.json"))
+    refusing = "{{ raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}"
+    (tmp_path / "tokenizer_config.json").write_text(json.dumps({"chat_template": refusing}))
+    with Meter(upstream.url, tokenizer=str(tmp_path / "tokenizer.json")) as meter:
+        assert _post(meter.url, CHAT, **{ROW_HEADER: "x"}).status_code == 200
+        assert meter.take("x") == Metered(calls=1, input_tokens=10, output_tokens=2)

@@ -88,6 +88,7 @@ class Tokenizer:
         self._encode = encode
         self._render = render
         self._encode_special = encode_special or encode
+        self._roles: dict[str, int] = {}
 
     def __repr__(self) -> str:
         return f"Tokenizer({self.name!r}, framing={self.framing!r})"
@@ -103,7 +104,10 @@ class Tokenizer:
             return sum(self.count(message_text(message.get("content"))) for message in messages)
         total = PER_REPLY
         for message in messages:
-            total += PER_MESSAGE + self.count(str(message.get("role", "")))
+            role = str(message.get("role", ""))
+            if role not in self._roles:
+                self._roles[role] = self.count(role)
+            total += PER_MESSAGE + self._roles[role]
             total += self.count(message_text(message.get("content")))
             if isinstance(message.get("name"), str):
                 total += PER_NAME + self.count(message["name"])

@@ -28,8 +28,8 @@ import ssl
 import threading
 import time
 import zlib
-from collections.abc import Iterator
-from typing import Any
+from collections.abc import Awaitable, Iterator
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..client import reported_cost
@@ -53,6 +53,8 @@ _HOP_BY_HOP = frozenset(
     {b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"te", b"upgrade", b"expect"}
 )
 _ROW = ROW_HEADER.lower().encode()
+_T = TypeVar("_T")
+_timeout = getattr(asyncio, "timeout", None)
 
 
 class _Closed(Exception):
@@ -166,6 +168,13 @@ class _Relay:
         self.capture = capture
         self.timeout = timeout
 
+    async def _within(self, awaitable: Awaitable[_T]) -> _T:
+        """``awaitable``, or a TimeoutError after the upstream's allowed silence."""
+        if _timeout is None:  # Python 3.10
+            return await asyncio.wait_for(awaitable, self.timeout)
+        async with _timeout(self.timeout):  # no task per read, unlike wait_for
+            return await awaitable
+
     async def connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         try:
             while await self._one(reader, writer):
@@ -246,7 +255,7 @@ class _Relay:
                 uwriter.write(request)
                 if outcome.view is None:
                     outcome.view = await self._view(body)
-                head = await asyncio.wait_for(ureader.readuntil(b"\r\n\r\n"), self.timeout)
+                head = await self._within(ureader.readuntil(b"\r\n\r\n"))
             except (ConnectionError, asyncio.IncompleteReadError) as exc:
                 uwriter.close()
                 if reused and not fresh:
@@ -302,7 +311,7 @@ class _Relay:
                 writer.write(answer_head)
                 await self._chunks(ureader, writer, parts)
             elif length is not None and not outcome.streamed:
-                data = await asyncio.wait_for(ureader.readexactly(int(length)), self.timeout)
+                data = await self._within(ureader.readexactly(int(length)))
                 parts.append(data)
                 writer.write(answer_head + data)
             else:
@@ -330,17 +339,17 @@ class _Relay:
     ) -> None:
         """Forward a chunked body chunk by chunk, framing unchanged, as each arrives."""
         while True:
-            line = await asyncio.wait_for(ureader.readuntil(b"\r\n"), self.timeout)
+            line = await self._within(ureader.readuntil(b"\r\n"))
             size = int(line.split(b";")[0], 16)
             if size == 0:
                 trailer = line
                 while True:
-                    more = await asyncio.wait_for(ureader.readuntil(b"\r\n"), self.timeout)
+                    more = await self._within(ureader.readuntil(b"\r\n"))
                     trailer += more
                     if more == b"\r\n":
                         writer.write(trailer)
                         return
-            data = await asyncio.wait_for(ureader.readexactly(size + 2), self.timeout)
+            data = await self._within(ureader.readexactly(size + 2))
             parts.append(data[:-2])
             writer.write(line + data)
             await writer.drain()
@@ -355,9 +364,7 @@ class _Relay:
         """Forward a body of ``length`` bytes, or up to the upstream's end, as it arrives."""
         left = length
         while left is None or left > 0:
-            data = await asyncio.wait_for(
-                ureader.read(1 << 16 if left is None else min(left, 1 << 16)), self.timeout
-            )
+            data = await self._within(ureader.read(1 << 16 if left is None else min(left, 1 << 16)))
             if not data:
                 if left is None:
                     return

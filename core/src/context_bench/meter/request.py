@@ -64,8 +64,12 @@ def view_request(raw: bytes, tokenizer: Tokenizer | None, capture: bool) -> Requ
     messages = _messages(body)
     if messages is None:
         text = _prompt_text(body.get("prompt"))
-        count = tokenizer.count(text) if tokenizer is not None else None
     else:
         text = "\n\n".join(message_text(message.get("content")) for message in messages)
-        count = tokenizer.count_chat(messages) if tokenizer is not None else None
+    count = None
+    if tokenizer is not None:
+        try:
+            count = tokenizer.count(text) if messages is None else tokenizer.count_chat(messages)
+        except Exception:  # a template that refuses these messages: the call is relayed, uncounted
+            count = None
     return RequestView(model, streamed, count, text if capture else None)
