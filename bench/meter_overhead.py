@@ -143,6 +143,12 @@ async def _sequential(targets: dict[str, str], body: dict, calls: int, headers: 
     return times
 
 
+def _cpu_seconds(pid: int) -> float:
+    """A process's user and system CPU time so far (Linux's /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 async def _throughput(url: str, seconds: float, concurrency: int, headers: dict) -> float:
     clients = [Client(url, BODY, headers) for _ in range(concurrency)]
     done = 0
@@ -180,7 +186,7 @@ def _ms(values: list[float]) -> float:
     return statistics.median(values) * 1000
 
 
-async def _run(args: argparse.Namespace, targets: dict[str, str]) -> None:
+async def _run(args: argparse.Namespace, targets: dict[str, str], pids: dict[str, int]) -> None:
     headers = {"Authorization": "Bearer sk-bench-master-0123456789", "X-Context-Bench-Row": "bench"}
     times = await _sequential(targets, BODY, args.calls, headers)
     print(f"non-streamed call, median of {args.calls} (prompt {len(PROMPT)} characters):")
@@ -197,12 +203,14 @@ async def _run(args: argparse.Namespace, targets: dict[str, str]) -> None:
         print(f"  {name:8} {_ms([t[0] for t in times[name]]):7.3f} ms")
     ttfb = _ms([t[0] for t in times["meter"]]) - _ms([t[0] for t in times["direct"]])
     print(f"  added by meter: {ttfb:.3f} ms")
-    rates = {}
+    rates, cpu = {}, {}
     for name, url in targets.items():
+        before = _cpu_seconds(pids[name])
         rates[name] = await _throughput(url, args.seconds, 64, headers)
-    print(f"throughput at concurrency 64 over {args.seconds:g} s:")
+        cpu[name] = (_cpu_seconds(pids[name]) - before) / (rates[name] * args.seconds)
+    print(f"throughput at concurrency 64 over {args.seconds:g} s (CPU of the serving process a call):")
     for name, rate in rates.items():
-        print(f"  {name:8} {rate:8.0f} calls/s")
+        print(f"  {name:8} {rate:8.0f} calls/s  {cpu[name] * 1000:6.2f} ms CPU a call")
     if "litellm" in rates:
         print(f"  meter / litellm: {rates['meter'] / rates['litellm']:.1f}x")
     print(f"  meter / direct: {rates['meter'] / rates['direct']:.2f}")
@@ -233,11 +241,12 @@ def main() -> None:
         meter = _start([sys.executable, "-c", METER, upstream_url, args.tokenizer], stdout=subprocess.PIPE)
         processes.append(meter)
         targets = {"direct": f"{upstream_url}/v1", "meter": _first_line(meter)}
+        pids = {"direct": upstream.pid, "meter": meter.pid}
         if not args.no_litellm:
             litellm, url = _litellm(upstream_url, Path(tempfile.mkdtemp()))
             processes.append(litellm)
-            targets["litellm"] = url
-        asyncio.run(_run(args, targets))
+            targets["litellm"], pids["litellm"] = url, litellm.pid
+        asyncio.run(_run(args, targets, pids))
     finally:
         for process in processes:
             os.killpg(process.pid, 15)

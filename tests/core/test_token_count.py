@@ -49,7 +49,7 @@ def test_an_encoding_loads_from_litellms_wheel_without_a_download(name, ids, mon
     tokenizer = load_tokenizer(name)
     assert (tokenizer.name, tokenizer.framing) == (name, "openai")
     assert tokenizer.count("hello world") == len(ids) == 2
-    assert tokenizer._encode("hello world") == ids
+    assert tokenizer.encode("hello world") == ids
     assert list(tmp_path.iterdir()) == []  # nothing written to the cache either
 
 

@@ -93,9 +93,16 @@ class Tokenizer:
     def __repr__(self) -> str:
         return f"Tokenizer({self.name!r}, framing={self.framing!r})"
 
+    def encode(self, text: str) -> list[int]:
+        """The token ids of plain text (special-token markers in it read as text, as an API reads them)."""
+        return list(self._encode(text))
+
     def count(self, text: str) -> int:
-        """Tokens of plain text (special-token markers in it read as text, as an API reads them)."""
         return len(self._encode(text)) if text else 0
+
+    def rendered(self, messages: Sequence[Mapping[str, Any]]) -> str | None:
+        """The text the model's chat template makes of ``messages`` (None without a template)."""
+        return None if self._render is None else self._render(messages)
 
     def count_chat(self, messages: Sequence[Mapping[str, Any]]) -> int:
         if self._render is not None:
