@@ -45,7 +45,7 @@ def test_a_call_reaches_the_upstream_as_sent_and_its_answer_comes_back_as_given(
     assert first.headers["x-custom"] == "kept"
     assert first.headers["x-context-bench-row"] == "row-1"
     assert first.headers["host"] == upstream.url.removeprefix("http://")
-    assert meter.take("row-1") == Metered(calls=1, input_tokens=10, output_tokens=2)
+    assert meter.take("row-1") == Metered(calls=1, input_tokens=10, stated_input_tokens=10, output_tokens=2)
     assert meter.take("row-1") == Metered()  # handed over once
 
 
@@ -54,7 +54,9 @@ def test_every_call_of_a_row_is_summed_on_it(upstream):
         for _ in range(3):
             _post(meter.url, CHAT, **{ROW_HEADER: "agent-row"})
         _post(meter.url, CHAT, **{ROW_HEADER: "other-row"})
-        assert meter.take("agent-row") == Metered(calls=3, input_tokens=30, output_tokens=6)
+        assert meter.take("agent-row") == Metered(
+            calls=3, input_tokens=30, stated_input_tokens=30, output_tokens=6
+        )
         assert meter.totals.calls == 4 and meter.unattributed == Metered()
 
 
@@ -118,7 +120,9 @@ def test_a_stream_comes_through_event_by_event_with_its_usage_read(upstream):
         assert relayed.headers["content-type"] == "text/event-stream"
         assert relayed.content == direct.content
         assert relayed.content.count(b"data: ") == 8  # role, 4 words, stop, usage, [DONE]
-        assert meter.take("s") == Metered(calls=1, input_tokens=14, output_tokens=3, cached_input_tokens=8)
+        assert meter.take("s") == Metered(
+            calls=1, input_tokens=14, stated_input_tokens=14, output_tokens=3, cached_input_tokens=8
+        )
 
 
 def test_a_streams_first_event_is_not_held_until_the_stream_ends():
@@ -142,7 +146,9 @@ def test_calls_without_the_header_at_concurrency_above_one_are_unattributed_not_
             for thread in threads:
                 thread.join()
         assert server.expired_holds == 0
-        assert meter.unattributed == Metered(calls=4, input_tokens=40, output_tokens=8)
+        assert meter.unattributed == Metered(
+            calls=4, input_tokens=40, stated_input_tokens=40, output_tokens=8
+        )
         assert meter.totals == meter.unattributed
         assert meter.take("a") == meter.take("b") == Metered()
 
@@ -153,7 +159,9 @@ def test_the_only_row_in_flight_gets_calls_without_the_header(upstream):
             _post(meter.url, CHAT)
             _post(meter.url, CHAT, **{ROW_HEADER: "tagged"})  # a header still wins
         _post(meter.url, CHAT)  # after the block: nobody's
-        assert meter.take("solo") == Metered(calls=1, input_tokens=10, output_tokens=2)
+        assert meter.take("solo") == Metered(
+            calls=1, input_tokens=10, stated_input_tokens=10, output_tokens=2
+        )
         assert meter.take("tagged").calls == 1
         assert meter.unattributed.calls == 1
 
@@ -189,7 +197,9 @@ def test_a_tokenizer_counts_each_calls_input_as_the_model_frames_it(upstream):
     message and 3 priming the reply: 11.  The upstream's stated usage (10) stays the input figure."""
     with Meter(upstream.url, tokenizer="cl100k_base") as meter:
         _post(meter.url, CHAT, **{ROW_HEADER: "c"})
-        assert meter.take("c") == Metered(calls=1, input_tokens=10, output_tokens=2, counted_input_tokens=11)
+        assert meter.take("c") == Metered(
+            calls=1, input_tokens=10, stated_input_tokens=10, output_tokens=2, counted_input_tokens=11
+        )
 
 
 def test_a_call_whose_answer_states_no_usage_is_measured_by_the_count():
@@ -208,7 +218,13 @@ def test_a_call_whose_answer_states_no_usage_is_measured_by_the_count():
                 "completion_tokens": 30,
                 "prompt_tokens_details": {"cached_tokens": 1024},
             },
-            Metered(calls=1, input_tokens=1200, output_tokens=30, cached_input_tokens=1024),
+            Metered(
+                calls=1,
+                input_tokens=1200,
+                stated_input_tokens=1200,
+                output_tokens=30,
+                cached_input_tokens=1024,
+            ),
         ),
         (
             {
@@ -218,7 +234,12 @@ def test_a_call_whose_answer_states_no_usage_is_measured_by_the_count():
                 "output_tokens": 40,
             },
             Metered(
-                calls=1, input_tokens=1250, output_tokens=40, cached_input_tokens=1000, cache_write_tokens=50
+                calls=1,
+                input_tokens=1250,
+                stated_input_tokens=1250,
+                output_tokens=40,
+                cached_input_tokens=1000,
+                cache_write_tokens=50,
             ),
         ),
     ],
@@ -266,4 +287,4 @@ def test_a_request_the_tokenizer_cannot_count_is_still_relayed_and_left_uncounte
     (tmp_path / "tokenizer_config.json").write_text(json.dumps({"chat_template": refusing}))
     with Meter(upstream.url, tokenizer=str(tmp_path / "tokenizer.json")) as meter:
         assert _post(meter.url, CHAT, **{ROW_HEADER: "x"}).status_code == 200
-        assert meter.take("x") == Metered(calls=1, input_tokens=10, output_tokens=2)
+        assert meter.take("x") == Metered(calls=1, input_tokens=10, stated_input_tokens=10, output_tokens=2)

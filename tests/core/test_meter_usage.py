@@ -138,6 +138,7 @@ def test_a_rows_calls_are_summed_stated_usage_first_then_the_count():
         cached_input_tokens=60,
         cache_write_tokens=5,
         cost=0.5,
+        stated_input_tokens=100,
         counted_input_tokens=138,
         failed_calls=2,
         unmeasured_calls=0,

@@ -750,6 +750,15 @@ OTHER_BLOCKS = {
     ): "a report's plan: test_report_plan.py::test_the_documented_plan_is_what_a_report_gets",
     ("docs/pytest.md", ""): "assert_scores's message: test_pytest_plugin.py runs the example",
     ("docs/reports.md", "toml"): "the prices file: write_files saves it for `score --prices prices.toml`",
+    (
+        "docs/savings.md",
+        "yaml",
+    ): "LiteLLM behind the meter: test_litellm_meter.py::test_the_documented_forwarding_is_the_tested_one",
+    (
+        "docs/savings.md",
+        "text",
+    ): "a fragment of the reader's own proxy (its request and body are theirs): the header it forwards is "
+    "ROW_HEADER, which tests/core/test_meter_relay.py sends",
 }
 
 

@@ -212,6 +212,7 @@ def litellm_proxy(tmp_path_factory):
                 key=GOOD_KEY,
                 backend=backend,
                 meter=meter,
+                config=home / "config.yaml",
                 startup=startup,
                 log=log,
                 answers=ANSWERS,

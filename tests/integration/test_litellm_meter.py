@@ -9,6 +9,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import httpx
 import pytest
 
@@ -28,7 +31,9 @@ def test_litellm_forwards_the_row_header_to_the_meter_as_its_upstream(proxy):
     answer = _chat(proxy.url, proxy.key, "metered", "Capital of France?")
     assert answer.status_code == 200
     assert answer.json()["choices"][0]["message"]["content"] == "Paris"
-    assert proxy.meter.take("row:Capital of France?") == Metered(calls=1, input_tokens=10, output_tokens=2)
+    assert proxy.meter.take("row:Capital of France?") == Metered(
+        calls=1, input_tokens=10, stated_input_tokens=10, output_tokens=2
+    )
     (seen,) = [s for s in proxy.seen_with("Capital of France?") if s.body["model"] == "metered"]
     assert seen.headers["x-context-bench-row"] == "row:Capital of France?"
     assert "authorization" in seen.headers and proxy.key not in seen.headers["authorization"]
@@ -43,6 +48,7 @@ def test_the_meter_in_front_of_litellm_reads_its_usage_and_cost(proxy):
     assert metered == Metered(
         calls=1,
         input_tokens=10,
+        stated_input_tokens=10,
         output_tokens=2,
         cost=pytest.approx(10 * input_price + 2 * output_price),
         counted_input_tokens=3 + 1 + 8 + 3,  # cl100k: What| is| |2| +| |2|? (a digit never takes a space)
@@ -81,3 +87,21 @@ def test_litellms_failures_pass_through_the_meter_unchanged(proxy, key_ok, cost)
     assert relayed.json()["error"]["message"] == direct.json()["error"]["message"]
     assert metered == Metered(calls=1, failed_calls=1, cost=cost)
     assert key not in repr(metered)
+
+
+def test_the_documented_forwarding_is_the_tested_one(proxy):
+    """docs/savings.md's LiteLLM configuration forwards the row header as the suite's proxy does."""
+    yaml = pytest.importorskip(
+        "yaml", reason="PyYAML reads the configuration (LiteLLM's proxy extra brings it)"
+    )
+    text = (Path(__file__).parents[2] / "docs" / "savings.md").read_text(encoding="utf-8")
+    (block,) = re.findall(r"```yaml\n(.*?)```", text, re.S)
+    documented = yaml.safe_load(block)
+    (model,) = documented["model_list"]
+    assert model["litellm_params"]["api_base"] == "http://127.0.0.1:PORT/v1"
+    tested = yaml.safe_load(proxy.config.read_text())
+    forwarding = [config["litellm_settings"]["model_group_settings"] for config in (documented, tested)]
+    assert forwarding == [
+        {"forward_client_headers_to_llm_api": [model["model_name"]]},
+        {"forward_client_headers_to_llm_api": ["metered"]},
+    ]

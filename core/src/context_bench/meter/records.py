@@ -21,7 +21,7 @@ class MeterCall:
     the upstream's reported cost (LiteLLM's ``x-litellm-response-cost`` or a ``usage.cost``);
     ``status`` the HTTP status the client got (502 or 504 when the meter could not reach the
     upstream), ``error`` why the exchange did not complete (None when it did); ``latency`` seconds
-    from the request read to its answer's last byte written.  ``prompt`` is the request's text,
+    from the request read to its answer's end.  ``prompt`` is the request's text,
     kept only when the meter captures prompts.  No header is kept: keys are never recorded.
     """
 
@@ -53,11 +53,13 @@ class Metered:
     """The calls of one row (or of a run) summed.
 
     Token figures sum the answered calls (status below 400, complete): ``input_tokens`` is what the
-    upstream states where it states it, else the meter's own count; ``counted_input_tokens`` is the
-    meter's count alone.  A figure is None when no call had it, never 0 for "unknown";
-    ``unmeasured_calls`` counts answered calls with no input figure at all, ``failed_calls`` the
-    rest (a 429, a 500, an upstream that could not be reached).  ``cost`` sums the costs the
-    upstream reported; ``prompts`` holds each call's text, in order, when prompts are captured.
+    upstream states where it states it, else the meter's own count; ``stated_input_tokens`` is the
+    part the upstream stated and ``counted_input_tokens`` the meter's count alone (of every answered
+    call), so a report can say which source its figure is and compare the two.  A figure is None
+    when no call had it, never 0 for "unknown"; ``unmeasured_calls`` counts answered calls with no
+    input figure at all, ``failed_calls`` the rest (a 429, a 500, an upstream that could not be
+    reached).  ``cost`` sums the costs the upstream reported; ``prompts`` holds each call's text, in
+    order, when prompts are captured.
     """
 
     calls: int = 0
@@ -66,6 +68,7 @@ class Metered:
     cached_input_tokens: int | None = None
     cache_write_tokens: int | None = None
     cost: float | None = None
+    stated_input_tokens: int | None = None
     counted_input_tokens: int | None = None
     failed_calls: int = 0
     unmeasured_calls: int = 0
@@ -96,6 +99,7 @@ class Metered:
             cached_input_tokens=_plus(self.cached_input_tokens, usage.cached_input_tokens),
             cache_write_tokens=_plus(self.cache_write_tokens, usage.cache_write_tokens),
             cost=cost,
+            stated_input_tokens=_plus(self.stated_input_tokens, stated),
             counted_input_tokens=_plus(self.counted_input_tokens, call.counted_input_tokens),
             failed_calls=self.failed_calls,
             unmeasured_calls=self.unmeasured_calls + (input_tokens is None),

@@ -9,9 +9,10 @@ Each request goes to the upstream as it came (its path under the upstream's base
 the upstream's ``Host``, its body), and the answer comes back as it went: status, headers and body
 bytes, a server-sent-events stream chunk by chunk as each arrives, a 429 or a 500 unchanged.  What the
 meter learns (the row, the model, its own count of the input, the usage and cost the upstream
-states, the status and the latency) is read beside the bytes, after the request is on its way and
-after the answer's last byte is written, so it adds nothing to the upstream's time to first byte.
-No header is recorded: keys pass through and are never kept.
+states, the status and the latency) is read beside the bytes: the input once the request is on its
+way, the usage once the answer is in, and the call is recorded just before the bytes that end the
+answer go out, so the time to first byte is the upstream's and a client holding its answer finds its
+call recorded.  No header is recorded: keys pass through and are never kept.
 
 It is written on asyncio streams rather than an HTTP framework or httpx: a relay that re-frames
 nothing forwards bytes as they arrive, and each request costs two reads and two writes (about
@@ -28,7 +29,7 @@ import ssl
 import threading
 import time
 import zlib
-from collections.abc import Awaitable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
@@ -207,31 +208,33 @@ class _Relay:
         out += [b"Host: " + self.upstream.netloc, b"Content-Length: %d" % len(body), b"", b""]
         request = b"\r\n".join(out) + body
         close = headers.get(b"connection", b"").lower() == b"close"
-        outcome = _Outcome()
+        outcome = _Outcome(lambda: self._record(outcome, row, path, started))
         try:
             await self._exchange(request, body, method, writer, outcome)
         except BaseException as exc:
             outcome.error = outcome.error or f"the exchange failed: {exc!r}"
             raise
         finally:
-            if outcome.view is None:
-                outcome.view = RequestView()
-            self.ledger.finish(
-                MeterCall(
-                    row=row,
-                    model=outcome.view.model,
-                    path=path.decode("latin-1"),
-                    status=outcome.status,
-                    latency=time.perf_counter() - started,
-                    streamed=outcome.streamed,
-                    counted_input_tokens=outcome.view.counted_input_tokens,
-                    usage=outcome.usage,
-                    cost=outcome.cost,
-                    error=outcome.error,
-                    prompt=outcome.view.prompt,
-                )
-            )
+            outcome.settle()
         return not (close or outcome.close)
+
+    def _record(self, outcome: _Outcome, row: str | None, path: bytes, started: float) -> None:
+        view = outcome.view or RequestView()
+        self.ledger.finish(
+            MeterCall(
+                row=row,
+                model=view.model,
+                path=path.decode("latin-1"),
+                status=outcome.status,
+                latency=time.perf_counter() - started,
+                streamed=outcome.streamed,
+                counted_input_tokens=view.counted_input_tokens,
+                usage=outcome.usage,
+                cost=outcome.cost,
+                error=outcome.error,
+                prompt=view.prompt,
+            )
+        )
 
     async def _view(self, body: bytes) -> RequestView:
         if len(body) < COUNT_INLINE:
@@ -247,9 +250,8 @@ class _Relay:
             try:
                 ureader, uwriter, reused = await self.upstream.connect(fresh)
             except OSError as exc:
-                outcome.fail(502, f"context-bench meter: cannot reach {self.upstream.shown}: {exc}")
-                writer.write(_error(502, outcome.error or ""))
                 outcome.view = await self._view(body)
+                self._refuse(writer, outcome, 502, f"cannot reach {self.upstream.shown}: {exc}")
                 return
             try:
                 uwriter.write(request)
@@ -260,20 +262,23 @@ class _Relay:
                 uwriter.close()
                 if reused and not fresh:
                     continue
-                outcome.fail(
-                    502, f"context-bench meter: {self.upstream.shown} closed the connection: {exc!r}"
-                )
-                writer.write(_error(502, outcome.error or ""))
+                self._refuse(writer, outcome, 502, f"{self.upstream.shown} closed the connection: {exc!r}")
                 return
             except asyncio.TimeoutError:
                 uwriter.close()
-                outcome.fail(
-                    504, f"context-bench meter: {self.upstream.shown} did not answer in {self.timeout:g} s"
+                self._refuse(
+                    writer, outcome, 504, f"{self.upstream.shown} did not answer in {self.timeout:g} s"
                 )
-                writer.write(_error(504, outcome.error or ""))
                 return
             await self._answer(head, method, ureader, uwriter, writer, outcome)
             return
+
+    @staticmethod
+    def _refuse(writer: asyncio.StreamWriter, outcome: _Outcome, status: int, why: str) -> None:
+        """Answer for an upstream that gave none, the call recorded first."""
+        outcome.status, outcome.error, outcome.close = status, f"context-bench meter: {why}", True
+        outcome.settle()
+        writer.write(_error(status, outcome.error))
 
     async def _answer(
         self,
@@ -284,6 +289,8 @@ class _Relay:
         writer: asyncio.StreamWriter,
         outcome: _Outcome,
     ) -> None:
+        """Forward the answer; the call is settled (its usage read, recorded) just before the bytes
+        that end the answer are written, so a client holding its answer finds its call recorded."""
         status_line, *lines = head[:-4].split(b"\r\n")
         outcome.status = int(status_line.split(b" ", 2)[1])
         headers = _headers(lines)
@@ -303,39 +310,47 @@ class _Relay:
         answer_head = b"\r\n".join([status_line, *kept, b"", b""])
         outcome.streamed = b"text/event-stream" in headers.get(b"content-type", b"")
         parts: list[bytes] = []
+
+        def settled(last: bytes) -> bytes:
+            body = _decoded(b"".join(parts), headers.get(b"content-encoding", b""))
+            usage, raw = read_usage(body, streamed=outcome.streamed) if body else (None, None)
+            outcome.usage = usage
+            outcome.cost = reported_cost(
+                {k.decode("latin-1"): v.decode("latin-1") for k, v in headers.items()}, raw
+            )
+            outcome.settle()
+            return last
+
         complete = False
         try:
             if bodiless:
-                writer.write(answer_head)
+                writer.write(settled(answer_head))
             elif chunked:
                 writer.write(answer_head)
-                await self._chunks(ureader, writer, parts)
+                await self._chunks(ureader, writer, parts, settled)
             elif length is not None and not outcome.streamed:
-                data = await self._within(ureader.readexactly(int(length)))
-                parts.append(data)
-                writer.write(answer_head + data)
+                parts.append(await self._within(ureader.readexactly(int(length))))
+                writer.write(settled(answer_head + parts[0]))
             else:
                 writer.write(answer_head)
-                await self._until(ureader, writer, parts, None if length is None else int(length))
+                await self._until(ureader, writer, parts, None if length is None else int(length), settled)
             await writer.drain()
             complete = True
         except (ConnectionError, asyncio.IncompleteReadError, asyncio.TimeoutError, ValueError) as exc:
-            outcome.error = f"the answer was cut off: {exc!r}"
+            outcome.error = outcome.error or f"the answer was cut off: {exc!r}"
             outcome.close = True
         finally:
             if complete and not upstream_closes:
                 self.upstream.release(ureader, uwriter)
             else:
                 uwriter.close()
-        body = _decoded(b"".join(parts), headers.get(b"content-encoding", b""))
-        usage, raw = read_usage(body, streamed=outcome.streamed) if body else (None, None)
-        outcome.usage = usage
-        outcome.cost = reported_cost(
-            {k.decode("latin-1"): v.decode("latin-1") for k, v in headers.items()}, raw
-        )
 
     async def _chunks(
-        self, ureader: asyncio.StreamReader, writer: asyncio.StreamWriter, parts: list[bytes]
+        self,
+        ureader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        parts: list[bytes],
+        settled: Callable[[bytes], bytes],
     ) -> None:
         """Forward a chunked body chunk by chunk, framing unchanged, as each arrives."""
         while True:
@@ -347,7 +362,7 @@ class _Relay:
                     more = await self._within(ureader.readuntil(b"\r\n"))
                     trailer += more
                     if more == b"\r\n":
-                        writer.write(trailer)
+                        writer.write(settled(trailer))
                         return
             data = await self._within(ureader.readexactly(size + 2))
             parts.append(data[:-2])
@@ -360,6 +375,7 @@ class _Relay:
         writer: asyncio.StreamWriter,
         parts: list[bytes],
         length: int | None,
+        settled: Callable[[bytes], bytes],
     ) -> None:
         """Forward a body of ``length`` bytes, or up to the upstream's end, as it arrives."""
         left = length
@@ -367,21 +383,25 @@ class _Relay:
             data = await self._within(ureader.read(1 << 16 if left is None else min(left, 1 << 16)))
             if not data:
                 if left is None:
+                    settled(b"")  # the client sees the end when this connection closes, after
                     return
                 raise asyncio.IncompleteReadError(b"", left)
             parts.append(data)
-            writer.write(data)
-            await writer.drain()
             if left is not None:
                 left -= len(data)
+                if left <= 0:
+                    data = settled(data)
+            writer.write(data)
+            await writer.drain()
 
 
 class _Outcome:
-    """What one exchange came to, filled in as it goes (the call is recorded whatever happens)."""
+    """What one exchange came to, filled in as it goes; ``settle`` records the call, once,
+    whatever happens."""
 
-    __slots__ = ("status", "error", "close", "streamed", "usage", "cost", "view")
+    __slots__ = ("status", "error", "close", "streamed", "usage", "cost", "view", "_record")
 
-    def __init__(self) -> None:
+    def __init__(self, record: Callable[[], None]) -> None:
         self.status = 0
         self.error: str | None = None
         self.close = False
@@ -389,9 +409,12 @@ class _Outcome:
         self.usage: Any = None
         self.cost: float | None = None
         self.view: RequestView | None = None
+        self._record: Callable[[], None] | None = record
 
-    def fail(self, status: int, error: str) -> None:
-        self.status, self.error, self.close = status, error, True
+    def settle(self) -> None:
+        if self._record is not None:
+            record, self._record = self._record, None
+            record()
 
 
 class Meter:
