@@ -23,15 +23,20 @@ import signal
 import subprocess
 import sys
 import threading
-import time
-import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from context_bench.meter import Meter
-from context_bench.testing import FakeServer, Reply, free_port, last_user_message, loopback_environment
+from context_bench.testing import (
+    FakeServer,
+    Reply,
+    free_port,
+    last_user_message,
+    loopback_environment,
+    wait_until_serving,
+)
 
 #: The key the proxy accepts (LiteLLM's auth hook below); any other key gets its 401.
 GOOD_KEY = "sk-cbench-integration-0123456789"
@@ -144,17 +149,10 @@ def _environment() -> dict[str, str]:
 
 
 def _wait_until_live(process: subprocess.Popen, url: str, log: Path) -> float:
-    started = time.monotonic()
-    while time.monotonic() - started < START_TIMEOUT:
-        if process.poll() is not None:
-            pytest.fail(f"the LiteLLM proxy exited with {process.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/health/liveliness", timeout=2) as answer:
-                if answer.status == 200:
-                    return time.monotonic() - started
-        except OSError:
-            time.sleep(0.25)
-    pytest.fail(f"the LiteLLM proxy did not start within {START_TIMEOUT:g}s:\n{log.read_text()[-3000:]}")
+    try:
+        return wait_until_serving(f"{url}/health/liveliness", process, START_TIMEOUT)
+    except RuntimeError as exc:
+        pytest.fail(f"the LiteLLM proxy did not start: {exc}:\n{log.read_text()[-3000:]}")
 
 
 def _stop(process: subprocess.Popen) -> None:

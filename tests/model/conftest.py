@@ -16,14 +16,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from context_bench.testing import free_port, loopback_environment
+from context_bench.testing import free_port, loopback_environment, wait_until_serving
 
 START_TIMEOUT = 180.0
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -92,17 +90,10 @@ def gguf_tokenizer(gguf: Path, directory: Path) -> Path:
 
 
 def _wait_until_live(process: subprocess.Popen, url: str, log: Path) -> None:
-    started = time.monotonic()
-    while time.monotonic() - started < START_TIMEOUT:
-        if process.poll() is not None:
-            pytest.fail(f"the llama.cpp server exited with {process.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/v1/models", timeout=2) as answer:
-                if answer.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    pytest.fail(f"the llama.cpp server did not start within {START_TIMEOUT:g}s:\n{log.read_text()[-3000:]}")
+    try:
+        wait_until_serving(f"{url}/v1/models", process, START_TIMEOUT)
+    except RuntimeError as exc:
+        pytest.fail(f"the llama.cpp server did not start: {exc}:\n{log.read_text()[-3000:]}")
 
 
 @pytest.fixture(scope="session")

@@ -143,3 +143,22 @@ def loopback_environment(**extra: str) -> dict[str, str]:
     env.update(NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost", PYTHONUNBUFFERED="1")
     env.update(extra)
     return env
+
+
+def wait_until_serving(url: str, process: Any, timeout: float) -> float:
+    """Seconds until ``GET url`` answers 200, polled while ``process`` (a ``subprocess.Popen``)
+    runs; a RuntimeError saying why when it exits first or ``timeout`` seconds pass."""
+    import time
+    import urllib.request
+
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if process.poll() is not None:
+            raise RuntimeError(f"it exited with {process.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as answer:
+                if answer.status == 200:
+                    return time.monotonic() - started
+        except OSError:
+            time.sleep(0.25)
+    raise RuntimeError(f"it did not answer within {timeout:g}s")
