@@ -755,6 +755,15 @@ OTHER_BLOCKS = {
         "text",
     ): "sessions with a store (runs, export, view, PostgreSQL): tests/core/test_store_cli.py and "
     "plugins/cbench-view/tests run each command; the newer-schema line is test_store_schema.py's",
+    (
+        "docs/savings.md",
+        "yaml",
+    ): "LiteLLM behind the meter: test_litellm_meter.py::test_the_documented_forwarding_is_the_tested_one",
+    (
+        "docs/savings.md",
+        "text",
+    ): "a fragment of the reader's own proxy (its request and body are theirs): the header it forwards is "
+    "ROW_HEADER, which tests/core/test_meter_relay.py sends",
 }
 
 

@@ -9,7 +9,8 @@ and markers in the last user message that make it fail the way upstreams do: ``[
 backend hangs and LiteLLM times it out after 1 s (its 408).  A judge's prompt (it asks for a
 ``VERDICT`` or a ``RATING``) is answered as a judge would.  LiteLLM's own failure modes come on top:
 a wrong key (a custom auth hook gives LiteLLM's 401) and the price of ``tiny`` (its
-``x-litellm-response-cost``).
+``x-litellm-response-cost``).  The ``metered`` model reaches the same backend through a metering
+relay (``litellm_proxy.meter``), with LiteLLM forwarding the client's ``x-`` headers to it.
 
 The tests skip, saying why, only where LiteLLM (with its proxy extra) cannot be imported.
 """
@@ -19,18 +20,23 @@ from __future__ import annotations
 import importlib.util
 import os
 import signal
-import socket
 import subprocess
 import sys
 import threading
-import time
-import urllib.request
 from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
-from context_bench.testing import FakeServer, Reply, last_user_message
+from context_bench.meter import Meter
+from context_bench.testing import (
+    FakeServer,
+    Reply,
+    free_port,
+    last_user_message,
+    loopback_environment,
+    wait_until_serving,
+)
 
 #: The key the proxy accepts (LiteLLM's auth hook below); any other key gets its 401.
 GOOD_KEY = "sk-cbench-integration-0123456789"
@@ -72,9 +78,16 @@ model_list:
       api_base: {backend}/v1
       api_key: backend-needs-none
       timeout: 1
+  - model_name: metered
+    litellm_params:
+      model: openai/metered
+      api_base: {meter}
+      api_key: backend-needs-none
 litellm_settings:
   num_retries: 0
   request_timeout: 30
+  model_group_settings:
+    forward_client_headers_to_llm_api: [metered]
 router_settings:
   num_retries: 0
   disable_cooldowns: true
@@ -126,38 +139,20 @@ def _missing() -> str | None:
     return None
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def _environment() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
-    env.update(
+    return loopback_environment(
         LITELLM_LOCAL_MODEL_COST_MAP="True",  # no price list from the network
         LITELLM_TELEMETRY="False",
         LITELLM_DONT_SHOW_FEEDBACK_BOX="True",
         LITELLM_LOG="ERROR",
-        NO_PROXY="127.0.0.1,localhost",
-        no_proxy="127.0.0.1,localhost",
-        PYTHONUNBUFFERED="1",
     )
-    return env
 
 
 def _wait_until_live(process: subprocess.Popen, url: str, log: Path) -> float:
-    started = time.monotonic()
-    while time.monotonic() - started < START_TIMEOUT:
-        if process.poll() is not None:
-            pytest.fail(f"the LiteLLM proxy exited with {process.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/health/liveliness", timeout=2) as answer:
-                if answer.status == 200:
-                    return time.monotonic() - started
-        except OSError:
-            time.sleep(0.25)
-    pytest.fail(f"the LiteLLM proxy did not start within {START_TIMEOUT:g}s:\n{log.read_text()[-3000:]}")
+    try:
+        return wait_until_serving(f"{url}/health/liveliness", process, START_TIMEOUT)
+    except RuntimeError as exc:
+        pytest.fail(f"the LiteLLM proxy did not start: {exc}:\n{log.read_text()[-3000:]}")
 
 
 def _stop(process: subprocess.Popen) -> None:
@@ -183,14 +178,18 @@ def litellm_proxy(tmp_path_factory):
             f"LiteLLM's proxy cannot be imported ({missing} is missing): pip install 'litellm[proxy]'"
         )
     home = tmp_path_factory.mktemp("litellm")
-    with FakeServer(Backend()) as backend:
+    with FakeServer(Backend()) as backend, Meter(backend.url) as meter:
         (home / "cbench_auth.py").write_text(AUTH_HOOK.format(good=GOOD_KEY))
         (home / "config.yaml").write_text(
             CONFIG.format(
-                backend=backend.url, master=MASTER_KEY, input_price=INPUT_PRICE, output_price=OUTPUT_PRICE
+                backend=backend.url,
+                meter=meter.url,
+                master=MASTER_KEY,
+                input_price=INPUT_PRICE,
+                output_price=OUTPUT_PRICE,
             )
         )
-        port = _free_port()
+        port = free_port()
         url = f"http://127.0.0.1:{port}"
         log = home / "proxy.log"
         launch = "from litellm.proxy.proxy_cli import run_server; run_server()"
@@ -210,6 +209,8 @@ def litellm_proxy(tmp_path_factory):
                 url=url,
                 key=GOOD_KEY,
                 backend=backend,
+                meter=meter,
+                config=home / "config.yaml",
                 startup=startup,
                 log=log,
                 answers=ANSWERS,

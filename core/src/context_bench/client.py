@@ -277,7 +277,7 @@ def _usage(usage: Any) -> dict[str, float] | None:
     return found or None
 
 
-def _cost(headers: Mapping[str, str], usage: Any) -> float | None:
+def reported_cost(headers: Mapping[str, str], usage: Any) -> float | None:
     """The cost the endpoint reports: LiteLLM's ``x-litellm-response-cost`` header, else ``usage.cost``."""
     raw: Any = headers.get("x-litellm-response-cost")
     if raw is None and isinstance(usage, Mapping):
@@ -523,7 +523,7 @@ class _BaseChatClient:
         # a model echoing the key must not carry it into results, caches or reports (a short "key"
         # such as vLLM's EMPTY is a placeholder, and may be a word of the answer)
         answer = mask(answer, *(s for s in self._secrets if len(s) >= KEY_RUN))
-        return Completion(content=answer, usage=_usage(usage), cost=_cost(headers, usage))
+        return Completion(content=answer, usage=_usage(usage), cost=reported_cost(headers, usage))
 
     def _give_up(self, tries: _Tries, reason: str, why: str) -> EndpointError:
         attempts = tries.errors + tries.limited

@@ -3,7 +3,9 @@
 Every answer comes from ``reply(body) -> str | Reply`` (the request's JSON body in), optionally after
 a fixed ``latency``, and a seeded share of requests can be answered with faults instead
 (:class:`Faults`: 429 with ``Retry-After``, 500, a connection reset, a hang past any sensible
-timeout, malformed JSON, ``content: null``).  Real sockets, real HTTP/1.1 with keep-alive: what a
+timeout, malformed JSON, ``content: null``).  A request with ``"stream": true`` is answered as
+OpenAI streams: server-sent events in HTTP chunks, one per word, then ``[DONE]``, with a usage
+chunk when ``stream_options.include_usage`` asks for one.  Real sockets, real HTTP/1.1 with keep-alive: what a
 client does against it, it does against a real endpoint.  The server records every request
 (:attr:`FakeServer.seen`) and the most it had in flight at once.  It runs on a thread of its own
 (``with FakeServer(reply) as server: server.url``) or as a process::
@@ -60,7 +62,8 @@ class Reply:
     body when ``text`` is empty).  ``fault`` is
     one of ``reset``, ``hang``, ``drip`` (the answer's body one byte every :data:`DRIP_SECONDS`),
     ``malformed``, ``empty_choices`` or ``error_body``.  ``usage`` (None:
-    the server's) is the token count the reply states.  ``hold_until`` holds the answer until that
+    the server's) is the token count the reply states.  ``chunk_delay`` is the pause before each
+    event after the first of a streamed answer.  ``hold_until`` holds the answer until that
     many requests have been in flight at once (at most :data:`HOLD_SECONDS`): a test then proves a
     level of concurrency by design, not by the scheduler's timing.
     """
@@ -71,7 +74,8 @@ class Reply:
     headers: Mapping[str, str] = attrs.Factory(dict)
     delay: float = 0.0
     fault: str | None = None
-    usage: Mapping[str, int] | None = None
+    usage: Mapping[str, Any] | None = None
+    chunk_delay: float = 0.0
     hold_until: int = 0
 
 
@@ -135,7 +139,7 @@ class FakeServer:
         *,
         latency: float = 0.0,
         faults: Faults | None = None,
-        usage: Mapping[str, int] = USAGE,
+        usage: Mapping[str, Any] = USAGE,
         hang_seconds: float = 3600.0,
         host: str = "127.0.0.1",
         port: int = 0,
@@ -301,6 +305,14 @@ class FakeServer:
                 writer, 200, {"error": {"message": "upstream overloaded", "type": "server_error"}}
             )
             return True
+        if (
+            reply.body is None
+            and reply.status < 300
+            and isinstance(body, dict)
+            and body.get("stream") is True
+        ):
+            await self._stream(reply, body, writer)
+            return True
         payload = reply.body
         if payload is None and reply.status >= 300:
             payload = {"error": {"message": reply.text}} if reply.text else b""
@@ -320,6 +332,32 @@ class FakeServer:
             }
         await self._send(writer, reply.status, payload, reply.headers, drip=reply.fault == "drip")
         return True
+
+    async def _stream(self, reply: Reply, body: dict, writer: asyncio.StreamWriter) -> None:
+        """The answer as OpenAI streams it: one event per word, each in an HTTP chunk of its own."""
+        base = {"id": "chatcmpl-test", "object": "chat.completion.chunk", "model": body.get("model", "")}
+        words = (reply.text or "").split(" ")
+        deltas = [{"role": "assistant", "content": ""}] + [
+            {"content": word if i == 0 else " " + word} for i, word in enumerate(words)
+        ]
+        events = [{**base, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+        events.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+        options = body.get("stream_options")
+        if isinstance(options, dict) and options.get("include_usage"):
+            usage = dict(self.usage if reply.usage is None else reply.usage)
+            events.append({**base, "choices": [], "usage": usage})
+        lines = [f"HTTP/1.1 {reply.status} {_REASONS.get(reply.status, 'Status')}"]
+        lines += ["Content-Type: text/event-stream", "Transfer-Encoding: chunked"]
+        lines += [f"{k}: {v}" for k, v in reply.headers.items()]
+        writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+        for i, data in enumerate([json.dumps(e) for e in events] + ["[DONE]"]):
+            if i and reply.chunk_delay:
+                await asyncio.sleep(reply.chunk_delay)
+            event = f"data: {data}\n\n".encode()
+            writer.write(b"%x\r\n%s\r\n" % (len(event), event))
+            await writer.drain()
+        writer.write(b"0\r\n\r\n")
+        await writer.drain()
 
     @staticmethod
     async def _send(

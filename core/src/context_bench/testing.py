@@ -123,3 +123,42 @@ def _settled_hub(monkeypatch: Any, cache: Any) -> None:
     monkeypatch.setattr(datasets.config, "HF_DATASETS_OFFLINE", True)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
     monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(Path(cache) / "hub"))
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nothing listens on at this moment, for a server a test starts as a process."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+
+
+def loopback_environment(**extra: str) -> dict[str, str]:
+    """This process's environment for a server or client process a test starts: no proxy
+    variables (its calls to 127.0.0.1 go straight there), unbuffered output, and ``extra``."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if not k.lower().endswith("_proxy")}
+    env.update(NO_PROXY="127.0.0.1,localhost", no_proxy="127.0.0.1,localhost", PYTHONUNBUFFERED="1")
+    env.update(extra)
+    return env
+
+
+def wait_until_serving(url: str, process: Any, timeout: float) -> float:
+    """Seconds until ``GET url`` answers 200, polled while ``process`` (a ``subprocess.Popen``)
+    runs; a RuntimeError saying why when it exits first or ``timeout`` seconds pass."""
+    import time
+    import urllib.request
+
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if process.poll() is not None:
+            raise RuntimeError(f"it exited with {process.returncode}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as answer:
+                if answer.status == 200:
+                    return time.monotonic() - started
+        except OSError:
+            time.sleep(0.25)
+    raise RuntimeError(f"it did not answer within {timeout:g}s")

@@ -1,0 +1,173 @@
+"""``load_tokenizer``: tiktoken encodings read from files already on the machine, .tiktoken files,
+Hugging Face tokenizer.json with its chat template, and one line naming the fix for anything else.
+
+Counts are worked by hand: the token ids of short texts are tiktoken's published ones
+(``"hello world"`` is [15339, 1917] in cl100k_base and [24912, 2375] in o200k_base), and a chat is
+framed by OpenAI's rule (3 a message, the role's tokens, 3 priming the reply) or by the template.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import socket
+from pathlib import Path
+
+import pytest
+
+from context_bench import token_count
+from context_bench.errors import UsageError
+from context_bench.token_count import load_tokenizer, message_text
+
+HELLO = [{"role": "user", "content": "hello world"}]
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    """Loading a tokenizer never connects anywhere (a download would have to)."""
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a tokenizer tried to connect to the network")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+def _litellm_file(name: str) -> Path:
+    """The encoding as LiteLLM's wheel ships it (tiktoken's cache layout: the SHA-1 of its URL)."""
+    url = f"https://openaipublic.blob.core.windows.net/encodings/{name}.tiktoken"
+    location = importlib.util.find_spec("litellm").submodule_search_locations[0]
+    import hashlib
+
+    return Path(location, "litellm_core_utils", "tokenizers", hashlib.sha1(url.encode()).hexdigest())
+
+
+@pytest.mark.parametrize("name, ids", [("cl100k_base", [15339, 1917]), ("o200k_base", [24912, 2375])])
+def test_an_encoding_loads_from_litellms_wheel_without_a_download(name, ids, monkeypatch, tmp_path):
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path))  # an empty cache: LiteLLM's copy is found
+    tokenizer = load_tokenizer(name)
+    assert (tokenizer.name, tokenizer.framing) == (name, "openai")
+    assert tokenizer.count("hello world") == len(ids) == 2
+    assert tokenizer.encode("hello world") == ids
+    assert list(tmp_path.iterdir()) == []  # nothing written to the cache either
+
+
+def test_openais_chat_framing_is_counted_as_published():
+    tokenizer = load_tokenizer("cl100k_base")
+    assert tokenizer.count_chat(HELLO) == 3 + 1 + 2 + 3
+    named = [{"role": "user", "name": "ann", "content": "hello world"}]
+    assert tokenizer.count_chat(named) == 3 + 1 + 2 + (1 + 1) + 3
+    parts = [{"role": "user", "content": [{"type": "text", "text": "hello world"}, {"type": "image_url"}]}]
+    assert tokenizer.count_chat(parts) == 9
+    assert tokenizer.count_chat([]) == 3 and tokenizer.count("") == 0
+
+
+def test_a_tiktoken_file_named_after_its_encoding_loads(tmp_path):
+    path = tmp_path / "o200k_base.tiktoken"
+    shutil.copy(_litellm_file("o200k_base"), path)
+    assert load_tokenizer(str(path)).count("hello world") == 2
+
+
+def test_a_tiktoken_file_that_is_not_the_published_encoding_is_refused(tmp_path):
+    path = tmp_path / "cl100k_base.tiktoken"
+    path.write_bytes(_litellm_file("cl100k_base").read_bytes().replace(b"IQ== 0", b"IQ== 9", 1))
+    with pytest.raises(
+        UsageError, match=r"is not the published cl100k_base encoding \(its SHA-256 differs\)$"
+    ):
+        load_tokenizer(str(path))
+
+
+def test_a_tiktoken_file_that_names_no_encoding_says_how_to_name_it(tmp_path):
+    path = tmp_path / "mine.tiktoken"
+    shutil.copy(_litellm_file("cl100k_base"), path)
+    with pytest.raises(UsageError) as caught:
+        load_tokenizer(str(path))
+    assert str(caught.value) == (
+        f"cannot tell which encoding's pattern {path} goes with: "
+        "name the file after its encoding (o200k_base.tiktoken, cl100k_base.tiktoken)"
+    )
+
+
+def test_a_missing_encoding_is_one_line_naming_the_fix(monkeypatch):
+    monkeypatch.setattr(token_count, "_shipped", lambda name, url: [])
+    with pytest.raises(UsageError) as caught:
+        load_tokenizer("o200k_base")
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message == (
+        "the tiktoken encoding o200k_base is not on this machine and nothing is downloaded at run time: "
+        "pass its file (--tokenizer PATH/o200k_base.tiktoken), set $TIKTOKEN_CACHE_DIR to tiktoken's cache "
+        "holding it, or pip install litellm (its wheel ships cl100k_base, o200k_base, p50k_base)"
+    )
+
+
+def test_an_encoding_tiktoken_would_assemble_from_two_files_is_refused_not_fetched():
+    with pytest.raises(
+        UsageError, match="^the tiktoken encoding gpt2 has no single .tiktoken file to read offline$"
+    ):
+        load_tokenizer("gpt2")
+
+
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("nope", r"^unknown tokenizer 'nope': give a tiktoken encoding \(cl100k_base, .*o200k_base.*\), "
+                 r"a \.tiktoken file or a Hugging Face tokenizer\.json$"),
+        ("", "^--tokenizer needs a tiktoken encoding's name, a .tiktoken file or a tokenizer.json$"),
+        ("missing/tokenizer.json", "^tokenizer file missing/tokenizer.json does not exist$"),
+    ],
+)  # fmt: skip
+def test_an_unknown_tokenizer_is_one_line(spec, message):
+    with pytest.raises(UsageError, match=message):
+        load_tokenizer(spec)
+
+
+CHATML = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def _word_tokenizer(directory: Path, template: str | None) -> Path:
+    """A word-level tokenizer.json (one token a word) with ChatML's markers as special tokens."""
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    words = ["[UNK]", "hello", "world", "user", "assistant", "system", "be", "brief"]
+    tokenizer = Tokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="[UNK]"))
+    tokenizer.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer.add_special_tokens(["<|im_start|>", "<|im_end|>"])
+    path = directory / "tokenizer.json"
+    tokenizer.save(str(path))
+    if template is not None:
+        (directory / "tokenizer_config.json").write_text(json.dumps({"chat_template": template}))
+    return path
+
+
+def test_a_tokenizer_json_frames_a_chat_with_its_template(tmp_path):
+    """<|im_start|> user hello world <|im_end|> <|im_start|> assistant: 7 tokens, markers one each."""
+    tokenizer = load_tokenizer(str(_word_tokenizer(tmp_path, CHATML)))
+    assert tokenizer.framing == "template"
+    assert tokenizer.count("hello world") == 2
+    assert tokenizer.count_chat(HELLO) == 7
+    assert tokenizer.count_chat([{"role": "system", "content": "be brief"}, *HELLO]) == 12
+    assert load_tokenizer(str(tmp_path)).count_chat(HELLO) == 7  # the directory names it too
+
+
+def test_a_tokenizer_json_without_a_template_counts_the_text_alone(tmp_path):
+    tokenizer = load_tokenizer(str(_word_tokenizer(tmp_path, None)))
+    assert tokenizer.framing == "content"
+    assert tokenizer.count_chat([{"role": "system", "content": "be brief"}, *HELLO]) == 4
+
+
+def test_a_file_the_tokenizers_package_cannot_read_is_one_line(tmp_path):
+    path = tmp_path / "tokenizer.json"
+    path.write_text('{"not": "a tokenizer"}')
+    with pytest.raises(UsageError, match=f"^{path} is not a tokenizer.json the tokenizers package reads: "):
+        load_tokenizer(str(path))
+
+
+def test_message_text_reads_strings_and_text_parts():
+    assert message_text("plain") == "plain"
+    assert message_text([{"type": "text", "text": "a"}, {"type": "image_url"}, {"text": "b"}]) == "ab"
+    assert message_text(None) == message_text(42) == ""
