@@ -34,8 +34,8 @@ class Analysis:
         """The primary score among a group's (or a data set's) ``fields``, in the order its rows'
         evaluators scored them: the ``score_field`` a user named where it has one, else its first,
         the headline of the evaluator its data set is wired to by name (a QA set's ``f1``, as the
-        earlier releases' default, but gsm8k's ``math_equiv``, HumanEval's ``pass_at_1``,
-        ContractNLI's ``nli_accuracy``, not the ``f1`` that AnswerQuality also gives their rows)."""
+        earlier releases' default, but ContractNLI's ``nli_accuracy``, not the ``f1`` that
+        AnswerQuality also gives its rows)."""
         fields = list(fields)
         if self.score_field is not None and self.score_field in fields:
             return self.score_field

@@ -289,7 +289,7 @@ def evaluate(
     every system and evaluator call: a call past it is an error on its row, and the other rows go on
     (None, the default: no deadline).
 
-    A run in two passes (``cbench-memory``'s: first the memory systems answer, then the answers
+    A run in two passes (a memory benchmark's: first the memory systems answer, then the answers
     are scored) uses three more arguments: ``run``, the kind of run, which picks the auto-wire
     rules that serve it; ``cache``, an open :class:`RunCache` (instead of ``cache_dir``) that the
     first pass has already filled, so both passes share one cache, one ``cache_dir`` option and one

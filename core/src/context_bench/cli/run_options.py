@@ -74,7 +74,7 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         "--executor",
         metavar="NAME",
         help="where rows are worked on: an executor a plugin registers (default local, this process; "
-        "`context-bench plugins` lists them, e.g. ray from cbench-ray)",
+        "`context-bench plugins` lists them)",
     )
     parser.add_argument("--output", choices=FORMATS, default="table", help="report format (default table)")
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
@@ -169,7 +169,7 @@ def add_figure_options(parser: argparse.ArgumentParser) -> None:
         "--score-field",
         metavar="FIELD",
         help="the primary score: pass rate, cost of pass, frontier, loss audit (default: each data "
-        "set's headline, f1 for QA sets, math_equiv for math, pass_at_1 for code...; a set "
+        "set's headline, the first field of the evaluator its name wires, f1 for QA sets; a set "
         "without FIELD keeps its headline)",
     )
     figures.add_argument(
