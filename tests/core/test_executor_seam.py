@@ -9,9 +9,11 @@ import threading
 import time
 from concurrent.futures import ProcessPoolExecutor
 
+import attrs
 import pytest
 
 from context_bench import AutowireRule, EvaluatorSpec, UsageError, evaluate, hookimpl
+from context_bench.config import Limits, Output, RunConfig, Scope
 from context_bench.progress import Progress
 from context_bench.rowtask import run_row
 from context_bench.testing import isolated_host
@@ -152,12 +154,14 @@ def test_rows_that_compute_stay_in_the_calling_thread_and_rows_that_wait_fan_out
     # threshold keeps a computing row that the scheduler preempts on a busy machine in this thread.
     monkeypatch.setattr(executor, "WAIT_THRESHOLD", 60.0)
     busy = WhereAmI()
-    evaluate(None, data, evaluators=[busy], max_concurrency=8, progress=False, host=isolated_host())
+    # the rule of a run without a call deadline (with one, every row runs in the supervised workers)
+    config = RunConfig(limits=Limits(max_concurrency=8, call_timeout=None), output=Output(progress=False))
+    evaluate(None, data, attrs.evolve(config, scope=Scope(evaluators=[busy])), host=isolated_host())
     assert busy.threads == {threading.current_thread().name}
     monkeypatch.undo()
     waiting = WhereAmI(sleep=0.01, meet=8)
     result = evaluate(
-        None, data, evaluators=[waiting], max_concurrency=8, progress=False, host=isolated_host()
+        None, data, attrs.evolve(config, scope=Scope(evaluators=[waiting])), host=isolated_host()
     )
     assert not any(row.errors for row in result.rows), [row.errors for row in result.rows if row.errors]
     assert len(waiting.threads - {threading.current_thread().name}) == 8

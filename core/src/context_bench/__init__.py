@@ -15,7 +15,7 @@ from .errors import (
     UsageError,
 )
 from .hookspecs import hookimpl
-from .lazy import lazy_getattr
+from .lazy import import_target, lazy_getattr
 from .plugins import ENTRY_POINT_GROUP, PLUGIN_API_VERSION
 from .protocols import Evaluator, Metric, System
 from .scores import Scores
@@ -23,11 +23,17 @@ from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, Execut
 
 __version__ = "1.0.0"
 
-#: ``evaluate_memory`` and ``MemorySystem`` live in the cbench-memory plugin; the seeds import them
-#: from here, so they resolve from it when it is installed (and stay out of ``__all__``, so that
-#: ``import *`` works without it).
 _LAZY = {
     "evaluate": ".runner",
+    "SecondPass": ".runner",
+    "RunConfig": ".config",
+    "Scope": ".config",
+    "Limits": ".config",
+    "Output": ".config",
+    "UNSET": ".config",
+    "Analysis": ".analysis",
+    "PluginSettings": ".settings",
+    "Settings": ".settings",
     "EvalResult": ".records",
     "EvalRow": ".records",
     "RowError": ".records",
@@ -37,12 +43,12 @@ _LAZY = {
     "ClaudeCLI": ".command_system",
     "EndpointError": ".systems",
     "assert_scores": ".assertions",
-    "evaluate_memory": ("cbench_memory", "cbench-memory"),
-    "MemorySystem": ("cbench_memory", "cbench-memory"),
 }
 
 __all__ = [
+    "UNSET",
     "AmbiguousEvaluator",
+    "Analysis",
     "AutowireRule",
     "ClaudeCLI",
     "CommandError",
@@ -59,12 +65,19 @@ __all__ = [
     "EvaluatorNotFound",
     "EvaluatorSpec",
     "ExecutorSpec",
+    "Limits",
     "Metric",
     "OpenAIProxy",
+    "Output",
     "PLUGIN_API_VERSION",
     "PluginError",
+    "PluginSettings",
     "RowError",
+    "RunConfig",
+    "Scope",
     "Scores",
+    "SecondPass",
+    "Settings",
     "System",
     "UsageError",
     "assert_scores",
@@ -73,4 +86,15 @@ __all__ = [
 ]
 
 
-__getattr__ = lazy_getattr(__name__, _LAZY)
+def _moved(name: str) -> object:
+    """A public name that moved to a first-party plugin (:mod:`~context_bench.providers`), from it
+    when it is installed (it stays out of ``__all__``, so ``import *`` works without it)."""
+    from .providers import providers
+
+    target = providers().names.get(name)
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(import_target(target, name, __name__), name)
+
+
+__getattr__ = lazy_getattr(__name__, _LAZY, fallback=_moved)

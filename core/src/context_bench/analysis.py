@@ -1,16 +1,18 @@
 """What a run's figures read besides its rows: the primary score and its pass threshold, the
 baseline of the comparisons, the significance level, what a missing row counts as, prices and
-each system's model."""
+each system's model; and what the summary adds to its means (custom metrics, a breakdown, the
+headline over scored rows alone).  The analysis group of a :class:`~context_bench.config.RunConfig`."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import attrs
 
-from .metrics.paired import ALPHA
+from .bounds import bounded
+from .defaults import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 from .prices import Price, Prices
-from .records import DEFAULT_THRESHOLD
 
 
 @attrs.frozen
@@ -19,23 +21,32 @@ class Analysis:
     baseline of the comparisons (None: the first system), the significance level of the
     comparisons (their intervals are at ``1 - alpha``), whether the baseline's rows a system lacks
     are left out of its comparison (``allow_missing``) or count as its failures, prices, and each
-    system's (or judge's) model (to find its price; one without is priced by its own name)."""
+    system's (or judge's) model (to find its price; one without is priced by its own name).
+
+    ``metrics`` are custom metrics computed from the rows (:class:`~context_bench.protocols.Metric`:
+    the summary keeps the rows for them), ``breakdown`` the row ``meta`` keys the summary breaks
+    the means down by, and ``exclude_errors`` makes the headline means those over scored rows
+    (:attr:`~context_bench.records.Summary.exclude_errors`).  Numbers are held to their flag's
+    range (:func:`~context_bench.bounds.bounded`)."""
 
     #: The primary score a user named (``--score-field``); None: each group's headline score.
     score_field: str | None = None
-    threshold: float = DEFAULT_THRESHOLD
+    threshold: float = attrs.field(default=DEFAULT_THRESHOLD, validator=bounded("--threshold"))
     baseline: str | None = None
     prices: Prices = attrs.Factory(Prices)
     models: Mapping[str, str] = attrs.Factory(dict)
-    alpha: float = ALPHA
+    alpha: float = attrs.field(default=DEFAULT_ALPHA, validator=bounded("--alpha"))
     allow_missing: bool = False
+    metrics: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
+    breakdown: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    exclude_errors: bool = False
 
     def field_of(self, fields: Iterable[str]) -> str | None:
         """The primary score among a group's (or a data set's) ``fields``, in the order its rows'
         evaluators scored them: the ``score_field`` a user named where it has one, else its first,
         the headline of the evaluator its data set is wired to by name (a QA set's ``f1``, as the
-        earlier releases' default, but gsm8k's ``math_equiv``, HumanEval's ``pass_at_1``,
-        ContractNLI's ``nli_accuracy``, not the ``f1`` that AnswerQuality also gives their rows)."""
+        earlier releases' default, but ContractNLI's ``nli_accuracy``, not the ``f1`` that
+        AnswerQuality also gives its rows)."""
         fields = list(fields)
         if self.score_field is not None and self.score_field in fields:
             return self.score_field

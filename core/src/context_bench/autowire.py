@@ -8,9 +8,9 @@ from typing import Any
 
 import attrs
 
-from .builtin import PLUGIN_DATASETS
 from .errors import AmbiguousEvaluator, ContextBenchError, UsageError
-from .plugins import KNOWN_PROVIDERS, PluginHost
+from .plugins import PluginHost
+from .providers import providers
 from .specs import AutowireRule, resolve
 
 #: What a fields rule needs of a row: for each field, the keys any one of which will do.
@@ -31,8 +31,8 @@ def _is_set(value: Any) -> bool:
 
 
 def _limited_away(rule: AutowireRule, dataset: str, name: str, options: Mapping[str, Any]) -> bool:
-    """A rule limited to some data sets (``--judge-dataset``) serves one listed by its own name
-    (``gsm8k_test``) or by the name rules know it by (``gsm8k``)."""
+    """A rule limited to some data sets (a plugin's ``datasets_option``) serves one listed by its own
+    name (``squad_test``) or by the name rules know it by (``squad``)."""
     return rule.limited_away(dataset.lower(), options) and rule.limited_away(name, options)
 
 
@@ -42,12 +42,13 @@ _SPLIT = re.compile(r"^(?P<base>.+?)[_.-](?:train|test|dev|val|valid|validation|
 
 def rule_name(dataset: str, host: PluginHost) -> str:
     """The name rules know ``dataset`` by: itself, or without a split suffix when that is a known
-    data set (``gsm8k_test`` -> ``gsm8k``; ``my_test`` stays itself)."""
+    data set (``mmlu_test`` -> ``mmlu``; ``my_test`` stays itself): one a rule names, or one a
+    first-party plugin scores (:mod:`~context_bench.providers`), installed or not."""
     name = dataset.lower()
     match = _SPLIT.match(name)
     if match is None:
         return name
-    known = set(PLUGIN_DATASETS).union(*(rule.datasets for _, rule in host.plugin_rules()))
+    known = set(providers().scored_by).union(*(rule.datasets for _, rule in host.plugin_rules()))
     return match["base"] if name not in known and match["base"] in known else name
 
 
@@ -165,7 +166,7 @@ class Wirer:
 
     def _hint(self, evaluator: str, where: Iterable[str]) -> None:
         failed = self.host.failed_registration("evaluator", evaluator)
-        dist = KNOWN_PROVIDERS.get(evaluator)
+        dist = providers().evaluators.get(evaluator)
         install = f"install {dist}" if dist else f"install the plugin that provides {evaluator}"
         hint = (
             f"{failed} ({', '.join(where)} is not scored with it)"
@@ -192,7 +193,7 @@ class Wirer:
                 evaluator = self._from_rule(plugin, rule)
                 if evaluator is not None:
                     by_fields.append((_needs(rule.fields), evaluator))
-        suggested = PLUGIN_DATASETS.get(name)
+        suggested = providers().scored_by.get(name)
         if suggested and not self.host.has_evaluator(suggested):
             self._hint(suggested, [dataset])
         for evaluator in self._add:

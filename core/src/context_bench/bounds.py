@@ -4,8 +4,10 @@ A number past any sensible size is a mistake, not a wish: ``--timeout 1e308`` us
 and then failed every row with an OverflowError, and an endpoint that said it used 1e308 tokens
 ended the run in a traceback.  Each numeric flag (and the run-file key that stands for it) is read
 through :func:`flag_type`, so a value outside its range is one line and exit 2 before any row
-runs; the figures a system reports for a row are checked by :func:`check_figure`, so one beyond
-its bound is that row's error.  docs/endpoints.md lists this table, and a test keeps the two equal.
+runs; a setting given in Python (:class:`~context_bench.config.RunConfig`) is checked against the
+same range by :func:`bounded`; the figures a system reports for a row are checked by
+:func:`check_figure`, so one beyond its bound is that row's error.  docs/endpoints.md lists this
+table, and a test keeps the two equal.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from typing import Any
 
 import attrs
 
-__all__ = ["BOUNDS", "FIGURES", "Bound", "check_figure", "flag_type"]
+__all__ = ["BOUNDS", "FIGURES", "Bound", "bounded", "check_figure", "flag_type"]
 
 #: A day, in seconds: the longest any deadline may be.
 DAY = 86_400
@@ -121,6 +123,22 @@ def flag_type(option: str) -> Callable[[str], Any]:
 
     read.__name__ = option  # argparse names the type in its own messages
     return read
+
+
+def bounded(option: str, *, optional: bool = False) -> Callable[[Any, Any, Any], None]:
+    """The attrs validator of the setting ``option`` stands for: a ValueError naming the setting
+    and the flag's range when the value is out of it (or not a number; None passes when
+    ``optional``), so a setting given in Python is held to the range its flag is."""
+    bound = BOUNDS[option]
+    kinds = int if bound.whole else (int, float)
+
+    def check(instance: Any, attribute: Any, value: Any) -> None:
+        if value is None and optional:
+            return
+        if isinstance(value, bool) or not isinstance(value, kinds) or not bound.holds(value):
+            raise ValueError(f"{attribute.name} must be {bound.describe()} (got {value!r})")
+
+    return check
 
 
 def check_figure(field: str, value: float) -> None:

@@ -119,24 +119,6 @@ _COMMANDS = [
     ),
 ]
 
-#: Data sets whose natural evaluator lives in a first-party plugin: used only to print an
-#: "install X" hint when that plugin is absent (the plugin registers the real rules itself).
-PLUGIN_DATASETS = {
-    "humaneval": "CodeExecution",
-    "mbpp": "CodeExecution",
-    "math": "MathEquivalence",
-    "gsm8k": "MathEquivalence",
-    "mgsm": "MathEquivalence",
-    "ifeval": "IFEvalChecker",
-    "locomo": "MemoryJudge",
-    "longmemeval": "MemoryJudge",
-    "oolong": "MemoryJudge",
-    "convomem": "MemoryJudge",
-    "membench": "MemoryJudge",
-    "alpaca-eval": "LLMJudge",
-    "mt-bench": "LLMJudge",
-}
-
 
 @hookimpl
 def cbench_register_evaluators(register: Callable[[EvaluatorSpec], None]) -> None:

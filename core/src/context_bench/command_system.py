@@ -64,7 +64,7 @@ class CommandSystem:
     current directory when the system is made).  ``build_prompt`` (an example to the text the
     program reads) replaces :func:`prompt_text`.
 
-    A row with ``turns`` (a conversation, as mt-bench's) runs the program once per turn, each time
+    A row with ``turns`` (a conversation) runs the program once per turn, each time
     with the conversation so far (its own earlier answers included) as ``role: content``
     paragraphs; the last answer is the response, the earlier ones ``meta["output"]["replies"]``.
     """

@@ -14,13 +14,10 @@ from typing import Any, BinaryIO
 
 import attrs
 
+from .defaults import DEFAULT_MAX_ROW_BYTES as MAX_ROW_BYTES
 from .encodable import repair
 from .errors import DatasetUnavailable, UsageError
 from .specs import resolve
-
-#: The largest row (one JSONL line) read, in bytes: a bigger one is a row error, not gigabytes of
-#: memory.  ``read_file``/``load`` take ``max_row_bytes`` to change it.
-MAX_ROW_BYTES = 10 * 2**20
 
 
 @attrs.frozen

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
+from .config import UNSET, Limits
+from .defaults import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_CONCURRENCY
 from .errors import DeadlineExceeded
 from .records import EvalRow
 from .rowtask import RowTask, arun_row, run_row, timed_out_row
@@ -36,7 +38,26 @@ WAIT_THRESHOLD = 0.002
 
 
 class Executor(Protocol):
+    """Where a run's rows are worked on: ``run`` draws the tasks lazily and hands each finished row
+    to ``on_row``.  ``call_timeout`` is the deadline it keeps on every system and evaluator call, in
+    seconds (None: none): a pass a plugin runs beside it (a memory run's answers) keeps the same."""
+
+    call_timeout: float | None
+
     def run(self, tasks: Iterable[RowTask], on_row: OnRow) -> None: ...
+
+
+def executor_for(limits: Limits, executor: Executor | None = None) -> Executor:
+    """The executor of a run with these limits: ``executor`` (whose own deadline is the run's: a
+    ``call_timeout`` given beside it must be that one), else a :class:`LocalExecutor` keeping them."""
+    if executor is None:
+        return LocalExecutor(limits.max_concurrency, limits.local_call_timeout)
+    if limits.call_timeout is not UNSET and limits.call_timeout != executor.call_timeout:
+        raise ValueError(
+            f"call_timeout={limits.call_timeout!r} differs from the deadline the executor keeps "
+            f"({executor.call_timeout!r}): give the executor its deadline, or leave call_timeout unset"
+        )
+    return executor
 
 
 def _is_async(obj: Any, method: str) -> bool:
@@ -86,16 +107,18 @@ class _Feed:
 class LocalExecutor:
     """Runs at most ``max_concurrency`` rows at once in this process.
 
-    ``call_timeout`` (seconds, None: no deadline) bounds every system and evaluator call.
+    ``call_timeout`` (seconds, None: no deadline) bounds every system and evaluator call; both are
+    checked as a run's :class:`~context_bench.config.Limits` are.
     """
 
-    def __init__(self, max_concurrency: int = 8, call_timeout: float | None = None) -> None:
-        if max_concurrency < 1:
-            raise ValueError("max_concurrency must be at least 1")
-        if call_timeout is not None and not call_timeout > 0:
-            raise ValueError("call_timeout must be a positive number of seconds (or None)")
-        self.max_concurrency = max_concurrency
-        self.call_timeout = call_timeout
+    def __init__(
+        self,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
+    ) -> None:
+        limits = Limits(max_concurrency=max_concurrency, call_timeout=call_timeout)
+        self.max_concurrency = limits.max_concurrency
+        self.call_timeout = limits.local_call_timeout
 
     def run(self, tasks: Iterable[RowTask], on_row: OnRow) -> None:
         """Run every task, at most ``max_concurrency`` at once, handing each row to ``on_row``."""

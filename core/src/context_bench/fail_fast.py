@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import threading
 
+from .defaults import DEFAULT_FAIL_FAST
 from .records import EvalRow
 
 __all__ = ["DEFAULT_FAIL_FAST", "FailFast"]
-
-#: The CLI's ``--fail-fast``: a system whose first 10 rows fail alike is stopped.
-DEFAULT_FAIL_FAST = 10
 
 
 class FailFast:

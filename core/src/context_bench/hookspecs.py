@@ -88,7 +88,9 @@ def cbench_register_commands(register: Callable[[CommandSpec], None]) -> None:
     ``configure(parser, host)`` adds the command's arguments; to offer the shared run flags
     (evaluators, ``-n``, concurrency, cache, output, the plugins' options) it calls
     ``context_bench.cli.add_run_options(parser, host)`` and, in ``run(args, host)``, reads them back
-    as a typed ``context_bench.cli.RunOptions.from_args(args, host)``, runs, and returns
+    with ``options = context_bench.cli.RunOptions.from_args(args, host)`` (``options.config``: the
+    run's :class:`~context_bench.config.RunConfig`), runs ``evaluate(systems, rows, options.config,
+    host=host, executor=options.build_executor())``, and returns
     ``context_bench.cli.emit(result, options)``.  A command name already taken (by the core, whose
     commands register first, or an earlier plugin) is refused: that command alone, in one line.
     """
@@ -109,13 +111,15 @@ def cbench_add_options(group: OptionGroup) -> None:
     """Add command-line options for the commands that take run flags (``run``, ``score``, and
     plugin commands that call ``add_run_options``).
 
-    ``group.add_argument("--judge-url", dest="judge_url", ...)``.  Parsed values reach this
+    ``group.add_argument("--acme-url", ...)`` (its dest: ``acme_url``).  Parsed values reach this
     plugin's own auto-wire rules (``build``) as the run's ``options`` mapping, keyed by each
     option's ``dest``: a plugin gets the options it declared, those no plugin declared (an API
     caller's own keys), and the shared ones (:data:`SHARED_OPTIONS`), never another plugin's.
     ``requires`` of a rule is checked against every option of the run.  API users pass the same
-    mapping as ``evaluate(..., options=...)``.  Use a prefix that names the plugin; the core
-    reserves its own flags.
+    mapping as ``RunConfig(plugins=...)``.  Use a prefix that names the plugin (the core reserves
+    its own flags), and declare the options' typed record beside them
+    (:class:`~context_bench.settings.Settings`, ``namespace = "acme"``, a field ``url``): a build
+    reads it with ``AcmeSettings.read(options)``, a command with ``config.plugins.get(AcmeSettings)``.
     """
 
 

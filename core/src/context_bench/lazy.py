@@ -34,7 +34,7 @@ def lazy_getattr(
             raise AttributeError(name)
         target = table.get(name)
         if target is not None:
-            value = getattr(_import(target, name, package), name)
+            value = getattr(import_target(target, name, package), name)
             setattr(sys.modules[package], name, value)
             return value
         if submodules and name.islower() and importlib.util.find_spec(f"{package}.{name}") is not None:
@@ -46,7 +46,9 @@ def lazy_getattr(
     return __getattr__
 
 
-def _import(target: Target, name: str, package: str) -> Any:
+def import_target(target: Target, name: str, package: str) -> Any:
+    """The module of ``target`` (for ``name`` of ``package``): another distribution's that is not
+    installed is an ImportError naming what to install."""
     if isinstance(target, str):
         return importlib.import_module(target, package)
     module, distribution = target

@@ -22,6 +22,7 @@ import pluggy
 from . import hookspecs
 from .errors import AmbiguousEvaluator, EvaluatorNotFound, PluginError, UsageError
 from .hookspecs import SHARED_OPTIONS
+from .providers import providers
 from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, ExecutorSpec, resolve
 
 ENTRY_POINT_GROUP = "context_bench.plugins"
@@ -29,18 +30,6 @@ ENTRY_POINT_GROUP = "context_bench.plugins"
 #: ``CBENCH_PLUGIN_API``; a plugin built for another one is skipped, not half-registered.
 PLUGIN_API_VERSION = 1
 BUILTIN = "context-bench"
-
-#: Distributions that provide first-party evaluators, for "install X" hints when they are absent.
-KNOWN_PROVIDERS = {
-    "MemoryJudge": "cbench-judge",
-    "FalseMemoryRate": "cbench-judge",
-    "LLMJudge": "cbench-judge",
-    "JudgeEvaluator": "cbench-judge",
-    "JudgePanel": "cbench-judge",
-    "CodeExecution": "cbench-code",
-    "MathEquivalence": "cbench-math",
-    "IFEvalChecker": "cbench-ifeval",
-}
 
 #: Each registering hook: the record it takes, the PluginInfo field that keeps them, what one is called.
 _HOOKS = {
@@ -390,7 +379,7 @@ class PluginHost:
         return [pair for pairs in self._evaluators.values() for pair in pairs]
 
     def find_evaluator(self, name: str) -> EvaluatorSpec:
-        """Resolve a short (``MathEquivalence``) or qualified (``cbench-math/MathEquivalence``) name."""
+        """Resolve a short (``WordCountDiff``) or qualified (``cbench-wordcount/WordCountDiff``) name."""
         return self.locate_evaluator(name)[1]
 
     def locate_evaluator(self, name: str, prefer: str | None = None) -> tuple[str, EvaluatorSpec]:
@@ -423,7 +412,7 @@ class PluginHost:
         raise EvaluatorNotFound(self.missing_hint(short))
 
     def missing_hint(self, name: str) -> str:
-        dist = KNOWN_PROVIDERS.get(name)
+        dist = providers().evaluators.get(name)
         if dist and not self.failed_registration("evaluator", name):
             for info in self.plugins.values():
                 if info.status != "loaded" and info.distribution == dist:
@@ -519,7 +508,8 @@ class PluginHost:
             if spec.name == name:
                 return spec
         known = ", ".join(spec.name for _, spec in self.executors())
-        hint = " (pip install cbench-ray)" if name == "ray" else ""
+        dist = providers().executors.get(name)
+        hint = f" (pip install {dist})" if dist else ""
         raise UsageError(
             self.not_found("executor", name, f"no executor named {name!r}{hint}; installed: {known}")
         )

@@ -4,7 +4,7 @@ pytest loads it in every session where context-bench is installed, so it defines
 fixtures only and imports the runner when a test first evaluates.  ``import context_bench`` never
 imports this module (pytest stays optional).
 
-- ``cbench_evaluate(system, dataset, **evaluate_kwargs)``: a fixture returning a function that
+- ``cbench_evaluate(system, dataset, config=None, **kwargs)``: a fixture returning a function that
   runs :func:`context_bench.evaluate` (no progress line) on rows, a file path or a registered
   data set name, and returns the :class:`~context_bench.EvalResult`;
 - ``cbench_endpoint``: a fixture giving the endpoint URL from ``--cbench-endpoint URL`` or
@@ -71,21 +71,32 @@ def cbench_endpoint(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def cbench_evaluate() -> Callable[..., Any]:
-    """``cbench_evaluate(system, dataset, **kwargs)``: run an evaluation, return its result.
+    """``cbench_evaluate(system, dataset, config=None, *, host=None)``: run an evaluation, return
+    its result.
 
     ``dataset`` is a list of rows, a path to a JSONL, JSON or CSV file, or a registered data set
-    name (looked up on ``host`` when given, like the runner's); ``kwargs`` go to
-    :func:`context_bench.evaluate` (``evaluators``, ``max_examples``, ``options``, ``host``, ...).
+    name (looked up on ``host`` when given, like the runner's); ``config`` is the run's
+    :class:`~context_bench.config.RunConfig` (None: the defaults, without the progress line).
+    Keywords of :func:`context_bench.evaluate` go to it (the deprecated flat ones too).
     """
 
-    def run(system: Any, dataset: Any, **kwargs: Any) -> Any:
+    def run(system: Any, dataset: Any, config: Any = None, *, host: Any = None, **kwargs: Any) -> Any:
+        from .config import LEGACY_NAMES, Output, RunConfig
         from .datasets import load
         from .runner import evaluate
 
+        settings = {key: kwargs.pop(key) for key in list(kwargs) if key in LEGACY_NAMES}
+        if config is None and not settings:
+            config = RunConfig(output=Output(progress=False))
+        elif settings:
+            settings.setdefault("progress", False)
         if isinstance(dataset, (str, Path)):
-            limit = kwargs.pop("max_examples", None)
-            dataset = load(str(dataset), max_examples=limit, host=kwargs.get("host"), kind="rows")
-        kwargs.setdefault("progress", False)
-        return evaluate(system, dataset, **kwargs)
+            limit = (
+                config.scope.max_examples
+                if isinstance(config, RunConfig)
+                else settings.pop("max_examples", None)
+            )
+            dataset = load(str(dataset), max_examples=limit, host=host, kind="rows")
+        return evaluate(system, dataset, config, host=host, **kwargs, **settings)
 
     return run

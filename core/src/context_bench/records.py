@@ -11,6 +11,8 @@ from typing import Any, Protocol
 
 import attrs
 
+from .defaults import DEFAULT_THRESHOLD
+
 
 @attrs.define
 class RowError:
@@ -102,9 +104,8 @@ class BreakdownPart:
     scores: Means = attrs.Factory(dict)
 
 
-#: ``--score-field``'s and ``--threshold``'s defaults (earlier releases' flags and defaults).
+#: ``--score-field``'s default (earlier releases' flag and default).
 DEFAULT_SCORE_FIELD = "f1"
-DEFAULT_THRESHOLD = 0.7
 
 
 @attrs.frozen

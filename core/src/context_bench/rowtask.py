@@ -56,6 +56,22 @@ class RowTask:
     #: Keep what is computed afresh on the row (``EvalRow.fresh``) so the runner can cache it.
     record: bool = False
 
+    def row(self, error: RowError | None = None) -> EvalRow:
+        """The task's row before anything ran (its system's name, its place, its ``meta``), or
+        given up with ``error`` (a call past its deadline, a worker that died): nothing of such a
+        row is cached, so a re-run retries it.  Every way of running a task makes its row here."""
+        row = EvalRow(
+            system=getattr(self.system, "name", type(self.system).__name__),
+            dataset=self.dataset,
+            example_id=self.example_id,
+            index=self.index,
+            meta=dict(self.meta) if self.meta else {},
+            fresh={} if self.record and error is None else None,
+        )
+        if error is not None:
+            row.errors.append(error)
+        return row
+
 
 def row_steps(task: RowTask) -> Steps:
     """The logic of one row, written once for every way of running it.
@@ -64,15 +80,8 @@ def row_steps(task: RowTask) -> Steps:
     call's exception thrown in; a driver decides whether calls run inline, in threads or awaited.
     Every exception becomes a RowError on the row; nothing propagates.
     """
-    system_name = getattr(task.system, "name", type(task.system).__name__)
-    row = EvalRow(
-        system=system_name,
-        dataset=task.dataset,
-        example_id=task.example_id,
-        index=task.index,
-        meta=dict(task.meta) if task.meta else {},
-        fresh={} if task.record else None,
-    )
+    row = task.row()
+    system_name = row.system
     if task.error is not None:
         row.errors.append(task.error)
         return row
@@ -176,15 +185,7 @@ def deadline_error(obj: Any, method: str, timeout: float) -> RowError:
 
 def timed_out_row(task: RowTask, obj: Any, method: str, timeout: float) -> EvalRow:
     """The row of a task whose call is past the deadline: it is abandoned with that error."""
-    row = EvalRow(
-        system=getattr(task.system, "name", type(task.system).__name__),
-        dataset=task.dataset,
-        example_id=task.example_id,
-        index=task.index,
-        meta=dict(task.meta) if task.meta else {},
-    )
-    row.errors.append(deadline_error(obj, method, timeout))
-    return row
+    return task.row(deadline_error(obj, method, timeout))
 
 
 def _view(mapping: Any) -> Any:

@@ -12,12 +12,12 @@ from typing import Any
 
 import attrs
 
-from .analysis import Analysis
 from .autowire import Wirer, Wiring
 from .cache import RunCache
 from .compact import IdSet
+from .config import RunConfig, from_deprecated
 from .datasets import Dataset, MalformedRow, RepairedRow
-from .executor import Executor, LocalExecutor
+from .executor import Executor, executor_for
 from .fail_fast import FailFast
 from .identity import content_hash, identity
 from .plugins import PluginHost, get_host
@@ -25,6 +25,7 @@ from .progress import Progress
 from .records import EvalResult, EvalRow, RowError
 from .rowcheck import FIGURES, figure_problem
 from .rowtask import SCORED_BY, RowTask, evaluator_name
+from .specs import RUN_KINDS
 from .summary import Summarizer
 
 #: Keys accepted as an example's id, in order; the first present wins.
@@ -251,96 +252,112 @@ class _TaskBuilder:
         return RowTask(index, system, name, f"#{number}", None, error=error)
 
 
+@attrs.frozen
+class SecondPass:
+    """What makes :func:`evaluate` the scoring pass of a run in two passes: the extension point of a
+    plugin whose first pass makes what is then scored (a memory run's: the memory systems answer
+    every question, then the answers are scored here).
+
+    ``kind`` is the kind of run (:data:`~context_bench.specs.RUN_KINDS`), which picks the auto-wire
+    rules that serve it; ``cache`` an open :class:`RunCache` the first pass filled (instead of
+    ``output.cache_dir``), so both passes share one cache and one cache-failure notice; and
+    ``finish_row(row)`` is called on every row as it finishes, before the summary counts it, to
+    complete what the row records (``row.meta``).
+    """
+
+    kind: str = attrs.field(default="rows", validator=attrs.validators.in_(RUN_KINDS))
+    cache: RunCache | None = None
+    finish_row: Callable[[EvalRow], None] | None = None
+
+
 def evaluate(
     systems: Any,
-    dataset: Any,
-    evaluators: Sequence[Any] | None = None,
-    metrics: Sequence[Any] | None = None,
+    datasets: Any,
+    config: RunConfig | None = None,
     *,
-    max_concurrency: int = 8,
-    cache_dir: str | Path | None = None,
-    progress: bool = True,
-    options: Mapping[str, Any] | None = None,
-    add_evaluators: Sequence[Any] = (),
-    exclude_evaluators: Iterable[str] = (),
-    dataset_name: str | None = None,
-    max_examples: int | None = None,
-    executor: Executor | None = None,
-    call_timeout: float | None = None,
     host: PluginHost | None = None,
-    breakdown: Sequence[str] = (),
-    run: str = "rows",
-    cache: RunCache | None = None,
-    finish_row: Callable[[EvalRow], None] | None = None,
-    exclude_errors: bool = False,
-    analysis: Analysis | None = None,
-    stream: Callable[[EvalRow], None] | None = None,
-    fail_fast: int = 0,
+    executor: Executor | None = None,
+    second_pass: SecondPass | None = None,
+    **deprecated: Any,
 ) -> EvalResult:
-    """Run every system over every row and score each row.
+    """Run every system over every row and score each row, as ``config`` says
+    (:class:`~context_bench.config.RunConfig`; None: the defaults).
 
     ``systems`` is one system, a list, or None to score responses already in the rows.
-    ``dataset`` is a list of example dicts, a :class:`Dataset`, or a mapping of name -> rows; a row's
-    own ``dataset`` key wins.  ``evaluators=None`` auto-wires each data set's evaluators from the
-    registered rules; a list (instances or registered names) replaces that;
-    ``add_evaluators``/``exclude_evaluators`` adjust it.  ``options`` are the plugins' options
-    (``{"judge_url": ...}``), as the CLI would pass them.  With ``cache_dir``, finished rows are
-    stored as they complete and a re-run skips them.  ``call_timeout`` (seconds) is the deadline of
-    every system and evaluator call: a call past it is an error on its row, and the other rows go on
-    (None, the default: no deadline).
-
-    A run in two passes (``cbench-memory``'s: first the memory systems answer, then the answers
-    are scored) uses three more arguments: ``run``, the kind of run, which picks the auto-wire
-    rules that serve it; ``cache``, an open :class:`RunCache` (instead of ``cache_dir``) that the
-    first pass has already filled, so both passes share one cache, one ``cache_dir`` option and one
-    cache-failure notice; and ``finish_row(row)``, called on every row as it finishes, before the
-    summary is made, to complete what the row records (``row.meta``).
+    ``datasets`` is a list of example dicts, a :class:`Dataset`, or a mapping of name -> rows; a
+    row's own ``dataset`` key wins.  ``config.scope.evaluators=None`` auto-wires each data set's
+    evaluators from the registered rules; a list (instances or registered names) replaces that.
+    With ``config.output.cache_dir``, finished rows are stored as they complete and a re-run skips
+    them.  ``config.limits.call_timeout`` is the deadline of every system and evaluator call: a
+    call past it is an error on its row, and the other rows go on.  ``executor`` works the rows
+    elsewhere (:mod:`context_bench.execution`; default: this process, with ``config.limits``);
+    ``host`` is the plugin host (default: the process's); ``second_pass`` makes this the scoring
+    pass of a plugin's run in two passes (:class:`SecondPass`).
 
     A big run streams: rows given as an iterator (not a list) are read as the run draws them, and
-    with ``stream`` each finished row is handed to ``stream(row)`` in task order instead of kept,
+    with ``config.output.stream`` each finished row is handed to it in task order instead of kept,
     so the result has no rows, only the summary (its running sums and per-row columns, see
-    :class:`~context_bench.summary.Summarizer`).  ``exclude_errors`` picks the summary's headline
-    means (see :attr:`~context_bench.records.Summary.exclude_errors`); ``analysis`` its figures'
-    settings (primary score, threshold, baseline, prices: :class:`~context_bench.analysis.Analysis`).
+    :class:`~context_bench.summary.Summarizer`).
 
-    ``fail_fast`` (K, 0 never): a system whose first K finished rows all fail with the same system
-    error is misconfigured; it gets no more rows, and the summary's warnings say why
-    (:class:`~context_bench.fail_fast.FailFast`).  Scoring runs never stop.
+    The keywords of earlier releases (``evaluators=``, ``max_concurrency=``, ``progress=``, ...,
+    and ``run=``, ``cache=``, ``finish_row=``) still work for one release, with a
+    DeprecationWarning: :meth:`RunConfig.from_kwargs` reads them.
     """
+    if deprecated or (config is not None and not isinstance(config, RunConfig)):
+        config, passed = from_deprecated(
+            "evaluate()", config, deprecated, executor=executor is not None, keep=_PASS_KEYWORDS
+        )
+        if passed:
+            fields = {_PASS_KEYWORDS[name]: value for name, value in passed.items()}
+            second_pass = attrs.evolve(second_pass or SecondPass(), **fields)
+    config = config or RunConfig()
+    second_pass = second_pass or SecondPass()
+    cache = second_pass.cache
+    cache_dir = config.output.cache_dir
     if cache is not None and cache_dir:
         raise ValueError("pass cache_dir or an open cache, not both")
-    if executor is not None and call_timeout is not None:
-        raise ValueError("call_timeout is the local executor's: give your executor its own deadline")
+    executor = executor_for(config.limits, executor)
     host = host or get_host()
     root = cache.root if cache is not None else cache_dir
-    options = {**(options or {}), **({"cache_dir": str(root)} if root else {})}
+    options = {**config.plugins.options, **({"cache_dir": str(root)} if root else {})}
+    scope, analysis = config.scope, config.analysis
     system_list = _as_list(systems) or [Precomputed()]
-    datasets = [
-        (name, _limit(rows, max_examples, len(system_list)))
-        for name, rows in _named_datasets(dataset, dataset_name)
+    named = [
+        (name, _limit(rows, scope.max_examples, len(system_list)))
+        for name, rows in _named_datasets(datasets, scope.dataset_name)
     ]
-    wirer = Wirer(host, options, explicit=evaluators, add=add_evaluators, exclude=exclude_evaluators, run=run)
+    wirer = Wirer(
+        host,
+        options,
+        explicit=scope.evaluators,
+        add=scope.add_evaluators,
+        exclude=scope.exclude_evaluators,
+        run=second_pass.kind,
+    )
     if cache is None and cache_dir:
         cache = RunCache(cache_dir)
     builder = _TaskBuilder(wirer, cache)
-    scoring = run != "rows" or all(isinstance(system, (Precomputed, RowSystems)) for system in system_list)
-    sizes = [len(rows) if isinstance(rows, Sequence) else None for _, rows in datasets]
+    scoring = second_pass.kind != "rows" or all(
+        isinstance(system, (Precomputed, RowSystems)) for system in system_list
+    )
+    sizes = [len(rows) if isinstance(rows, Sequence) else None for _, rows in named]
     total = None if None in sizes else len(system_list) * sum(sizes)  # type: ignore[arg-type]
-    bar = Progress(total, label="scoring" if scoring else "running", enabled=progress)
+    bar = Progress(total, label="scoring" if scoring else "running", enabled=config.output.progress)
     failure_values = {f: v for _, spec in host.evaluator_specs() for f, v in spec.failure_values().items()}
     summarize = Summarizer(
-        metrics or (),
-        breakdown=breakdown,
+        analysis.metrics,
+        breakdown=analysis.breakdown,
         failure_values=failure_values,
-        exclude_errors=exclude_errors,
+        exclude_errors=analysis.exclude_errors,
         analysis=analysis,
     )
-    delivery = _Delivery(summarize, stream)
+    delivery = _Delivery(summarize, config.output.stream)
     in_flight: dict[int, RowTask] = {}
-    watch = FailFast(0 if scoring else fail_fast)
+    watch = FailFast(0 if scoring else config.limits.fail_fast)
+    finish_row = second_pass.finish_row
 
     def drawn() -> Iterator[RowTask]:
-        for task in builder.tasks(system_list, datasets, watch.stopped if watch.limit else None):
+        for task in builder.tasks(system_list, named, watch.stopped if watch.limit else None):
             in_flight[task.index] = task
             yield task
 
@@ -363,7 +380,7 @@ def evaluate(
 
     try:
         with fewer_collections():
-            (executor or LocalExecutor(max_concurrency, call_timeout)).run(drawn(), on_row)
+            executor.run(drawn(), on_row)
     finally:
         bar.close()
         if cache is not None:
@@ -379,6 +396,10 @@ def evaluate(
     summarize.notices = notices
     summarize.judge_models = builder.evaluator_models()
     return EvalResult(rows=delivery.rows, summary=summarize.finish(), summarize=summarize)
+
+
+#: ``evaluate``'s keywords of earlier releases that are no setting but its second pass's fields.
+_PASS_KEYWORDS = {"run": "kind", "cache": "cache", "finish_row": "finish_row"}
 
 
 @attrs.frozen

@@ -10,7 +10,7 @@ class Scores(dict):
 
     It compares equal to a plain dict, so an evaluator's documented return value still holds.  An
     evaluator returns one when a score is a fallback rather than a verdict (a judge call that failed
-    scores 0.0 with ``failure="call_error: ..."``, a math case that timed out, ...).  The runner
+    scores 0.0 with ``failure="call_error: ..."``, a check that timed out, ...).  The runner
     records ``failure`` on the row and counts failures per evaluator in the summary, so a dead
     endpoint never passes for a bad system.  ``usage`` (``input_tokens``, ``output_tokens``) lets a
     run report what its judges cost.  ``weights`` give a field's weight in the summary's mean (by

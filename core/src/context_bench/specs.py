@@ -39,8 +39,8 @@ def _lower_tuple(value: Any) -> tuple[str, ...]:
 
 
 #: What a run iterates over: ``"rows"`` (one example per row: ``context-bench run``/``score``) or
-#: ``"memory"`` (conversations, each ingested before its questions: ``context-bench memory``, from the
-#: cbench-memory plugin).  A data set kind other than rows names the command that runs it.
+#: ``"memory"`` (conversations, each ingested before its questions: a plugin's ``memory`` command).
+#: A data set kind other than rows names the command that runs it.
 RUN_KINDS = ("rows", "memory")
 
 
@@ -66,13 +66,13 @@ def _ranges(value: Any) -> dict[str, Range]:
 class EvaluatorSpec:
     """An evaluator a plugin offers.
 
-    ``name`` is the public name (``MathEquivalence``): what ``--evaluator`` takes and what
-    ``from context_bench.evaluators import MathEquivalence`` resolves.  ``factory`` builds it with
+    ``name`` is the public name (``WordCountDiff``): what ``--evaluator`` takes and what
+    ``from context_bench.evaluators import WordCountDiff`` resolves.  ``factory`` builds it with
     keyword arguments (usually the class itself).  ``fields`` are the score fields it produces.
     ``ranges`` declares the values a score can take: ``(0, 1)`` for every field, or a mapping of
     field -> ``(low, high)``; a cached score outside it was not computed by this evaluator (a
     tampered or foreign cache) and is computed again.  ``lower_is_better`` names the fields where a
-    lower score is the better one (``false_memory``): a row that failed counts at the top of the
+    lower score is the better one (``extra_words``): a row that failed counts at the top of the
     field's range there (1 without a declared range), never at the flattering 0.
     """
 
@@ -109,7 +109,7 @@ class AutowireRule:
     The rule matches a row when the row's data set name is in ``datasets`` (``"*"`` matches any)
     or the row carries every key in ``fields`` (a field may name alternatives, ``"question|prompt"``:
     any one of them will do); and, in both cases, only when every run option
-    in ``requires`` is set (``("judge_url",)``: a judge only when a judge endpoint is configured)
+    in ``requires`` is set (``("acme_url",)``: a judge only when its endpoint is configured)
     and the run is of a kind in ``runs`` (:data:`RUN_KINDS`; empty: every kind).  So a rule says
     itself which runs it serves: a general rating judge declares ``runs=("rows",)`` and stays out
     of memory runs, which are judged by their own evaluators.

@@ -54,7 +54,7 @@ def row_max_tokens(value: Any) -> int:
 
 
 def conversation_turns(example: Mapping[str, Any]) -> list[str] | None:
-    """The user turns of a multi-turn row (``turns: list[str]``, as mt-bench's), the row's context
+    """The user turns of a multi-turn row (``turns: list[str]``), the row's context
     before the first; None for a row of one prompt (or one that brings its own ``messages``)."""
     turns = example.get("turns")
     if example.get("messages") or not isinstance(turns, list) or not turns:
@@ -79,13 +79,13 @@ class OpenAIProxy:
     sends no key.  It is read when the first request is made and never stored in the configuration
     that names cache entries.
     ``temperature`` and ``max_tokens`` are sent only when set (some reasoning models refuse them);
-    a row's own ``max_tokens`` (the generation budget its benchmark prescribes, as LongBench's per
-    task) is sent when neither ``max_tokens`` nor ``extra_body`` sets a limit.  ``extra_body`` adds
+    a row's own ``max_tokens`` (the generation budget its benchmark prescribes, per task for some)
+    is sent when neither ``max_tokens`` nor ``extra_body`` sets a limit.  ``extra_body`` adds
     fields to every request body and ``system_prompt`` a system message first.
     ``build_messages`` (an example to its chat messages) replaces :func:`build_messages`, the
     default prompt; ``retry_base_delay`` is the first retry's wait in seconds (it doubles, to 8 s).
 
-    A row with ``turns`` (a list of user turns, as mt-bench's) is a conversation: each turn is sent
+    A row with ``turns`` (a list of user turns) is a conversation: each turn is sent
     with the conversation so far, the model's own replies included; the response is the last reply,
     the earlier ones are kept in the row's ``meta["output"]["replies"]``, and tokens and cost are
     summed over the turns (the row's latency is the whole conversation's).

@@ -26,9 +26,12 @@ from __future__ import annotations
 import pickle
 from typing import Any
 
+import attrs
+
 from .lazy import lazy_getattr
 from .plugins import PluginHost, PluginInfo
 from .protocols import Evaluator
+from .settings import Settings
 from .specs import resolve
 
 #: Served lazily from :mod:`context_bench.fake_server` (asyncio and a server are not free to import).
@@ -67,6 +70,25 @@ def check_plugin(plugin: Any) -> PluginInfo:
         missing = sorted(set(executor.options) - added)
         assert not missing, f"executor {executor.name} takes options the plugin does not add: {missing}"
     return info
+
+
+def check_settings(plugin: Any, settings: type[Settings]) -> None:
+    """Check that a plugin's :class:`~context_bench.settings.Settings` record and the flags it adds
+    (``cbench_add_options``) are in step: one field per flag, each flag's dest the field's
+    (``namespace`` + ``_`` + field), and the flags' defaults reading as the record's own."""
+    import argparse
+
+    host = isolated_host(plugin)
+    parser = argparse.ArgumentParser(add_help=False)
+    host.add_options(parser.add_argument_group())
+    added = host._dests().get(getattr(plugin, "__name__", None) or type(plugin).__name__, set())
+    fields = {settings.dest(field.name) for field in attrs.fields(settings)}
+    assert added == fields, (
+        f"{settings.__name__} and the plugin's flags differ: flags without a field "
+        f"{sorted(added - fields)}, fields without a flag {sorted(fields - added)}"
+    )
+    defaults = settings.read(vars(parser.parse_args([])))
+    assert defaults == settings(), f"the flags' defaults read as {defaults!r}, not {settings()!r}"
 
 
 def check_evaluator(evaluator: Any, original: dict, processed: dict) -> dict[str, float]:

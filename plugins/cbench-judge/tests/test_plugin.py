@@ -225,3 +225,20 @@ def test_cli_run_with_judge_options_caches_and_never_shows_the_key(judge_server,
     retried = server.count - before
     assert 0 < retried <= failed_calls
     assert all("Rome" in str(s.body) for s in server.seen[before:])
+
+
+def test_the_judge_settings_and_the_judge_flags_are_in_step() -> None:
+    """Every --judge-* flag is a field of JudgeSettings and every field a flag, defaults alike: the
+    record is how the judge's options are read and set (never by editing a dict of dests)."""
+    from cbench_judge import plugin
+    from cbench_judge.settings import JudgeSettings
+    from context_bench.testing import check_settings
+
+    check_settings(plugin, JudgeSettings)
+    parser = argparse.ArgumentParser()
+    _host().add_options(parser.add_argument_group())
+    args = vars(parser.parse_args(["--judge-model", "m", "--judge-dataset", "a", "--judge-dataset", "b"]))
+    assert JudgeSettings.read(args) == JudgeSettings(model="m", dataset=("a", "b"))
+    assert JudgeSettings.dest("url") == "judge_url"
+    with pytest.raises(AttributeError, match="JudgeSettings has no setting 'endpoint'"):
+        JudgeSettings.dest("endpoint")

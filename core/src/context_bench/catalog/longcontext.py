@@ -1,6 +1,6 @@
 """Long-context data sets (specs only; loaders in context_bench.hub.longcontext).
 
-LongBench (v1, -E and v2) is a plugin's: scored as published, it needs its own metrics."""
+A benchmark whose published scores need their own metrics is a plugin's, not listed here."""
 
 from __future__ import annotations
 

@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import attrs
+
 from ..errors import UsageError
 from ..plugins import PluginHost
 from ..reports import FORMATS
@@ -16,6 +18,7 @@ from .run_options import RunOptions, add_figure_options, add_run_options, check_
 from .system_flags import add_system_flags
 
 if TYPE_CHECKING:
+    from ..config import Output
     from ..records import EvalResult
     from .inputs import Inputs
 
@@ -77,20 +80,21 @@ def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
 
     run = resolve_run(args)  # a --config file merged into args first: RunOptions reads the result
     options = RunOptions.from_args(args, host)
+    config = options.config
     settings = run.systems
     files = (args.config, args.rerun, getattr(args, "prices", None))  # read too: never overwritten
-    refuse_input_as_out(options.out, [*(entry.spec for entry in run.datasets), *filter(None, files)])
-    inputs = Inputs(host, options.max_examples)
+    refuse_input_as_out(config.output.out, [*(entry.spec for entry in run.datasets), *filter(None, files)])
+    inputs = Inputs(host, config.scope.max_examples)
     for entry in run.datasets:
         if entry.path is not None:  # read as the run goes, not listed first
-            rows: Any = read_file(entry.path, max_row_bytes=options.max_row_bytes)
+            rows: Any = read_file(entry.path, max_row_bytes=config.limits.max_row_bytes)
             if entry.max_examples is not None:  # a run file's own limit of this data set
                 rows = itertools.islice(rows, entry.max_examples)
             inputs.add(entry.name or Path(entry.path).stem, rows, entry.path)
             continue
         loaded = load(
             entry.spec,
-            max_examples=entry.max_examples if entry.max_examples is not None else options.max_examples,
+            max_examples=entry.max_examples if entry.max_examples is not None else config.scope.max_examples,
             host=host,
             kind="rows",
             **{**options.load_kwargs(), **entry.loader_kwargs()},
@@ -109,7 +113,7 @@ def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
     for system in settings:
         if system.url is not None:
             check_reachable(system.url)
-    return _evaluate(systems, inputs, options, host, config=resolved_config(run, args))
+    return _evaluate(systems, inputs, options, host, recorded=resolved_config(run, args))
 
 
 def _evaluate(
@@ -117,10 +121,11 @@ def _evaluate(
     inputs: Inputs,
     options: RunOptions,
     host: PluginHost,
-    config: dict[str, Any] | None = None,
+    recorded: dict[str, Any] | None = None,
 ) -> int:
-    """Say what was read and how it will be scored (one line each), then run and report; ``config``
-    is the resolved configuration a JSON report records (``run --config REPORT`` repeats it).
+    """Say what was read and how it will be scored (one line each), then run and report;
+    ``recorded`` is the resolved configuration a JSON report records (``run --config REPORT``
+    repeats it).
 
     The rows stream: read as the run draws them, each written as it finishes (``--output jsonl``;
     spooled to a temporary file for ``json`` and ``html`` with ``--out``, held as text on stdout;
@@ -134,6 +139,8 @@ def _evaluate(
     from ..runner import RowSystems, evaluate
     from .run_options import with_models
 
+    config = options.config
+
     named = inputs.names(RowSystems.default)
     if named is not None:  # the gates' names, checked before any row runs
         datasets, listed = named
@@ -142,17 +149,18 @@ def _evaluate(
     told = len(inputs.notices)
     for notice in inputs.notices:
         print(f"context-bench: notice: {printable(notice)}", file=sys.stderr)
-    if options.cache_dir:  # an unusable cache directory is the one line said, not the second
-        RunCache(options.cache_dir).close()
-    kwargs = options.evaluate_kwargs()
+    cache_dir = config.output.cache_dir
+    if cache_dir:  # an unusable cache directory is the one line said, not the second
+        RunCache(cache_dir).close()
+    executor = options.build_executor()
     # Built as evaluate() will build them, so a setup mistake (an unset key variable) is said
     # first, in its one line; the evaluators are built again by the run, which is cheap.
     wirer = Wirer(
         host,
-        {**kwargs["options"], **({"cache_dir": str(Path(options.cache_dir))} if options.cache_dir else {})},
-        explicit=kwargs["evaluators"],
-        add=kwargs["add_evaluators"],
-        exclude=kwargs["exclude_evaluators"],
+        {**config.plugins.options, **({"cache_dir": str(Path(cache_dir))} if cache_dir else {})},
+        explicit=config.scope.evaluators,
+        add=config.scope.add_evaluators,
+        exclude=config.scope.exclude_evaluators,
     )
     chosen = wirer.choices(inputs.heads)
     print(f"context-bench: {printable(wirer.describe(chosen))}", file=sys.stderr)
@@ -161,36 +169,32 @@ def _evaluate(
         raise UsageError(f"no evaluator scores any row of this run: {'; '.join(broken)}")
     run_systems: Any = systems if systems is not None else RowSystems()
 
-    analysis = options.analysis
-    if analysis is not None and systems is not None:  # priced by model: known before the run
-        analysis = with_models(analysis, run_metadata(systems=systems)["systems"])
+    if systems is not None:  # priced by model: known before the run
+        config = attrs.evolve(
+            config, analysis=with_models(config.analysis, run_metadata(systems=systems)["systems"])
+        )
+
+    # -n was kept as the rows were read (per data set, across files): the run takes them all
+    config = attrs.evolve(config, scope=attrs.evolve(config.scope, max_examples=None))
 
     def run(stream: Any) -> EvalResult:
-        result = evaluate(
-            run_systems,
-            inputs.datasets,
-            host=host,
-            exclude_errors=options.exclude_errors,
-            analysis=analysis,
-            stream=stream,
-            fail_fast=options.fail_fast,
-            **kwargs,
-        )
+        streamed = attrs.evolve(config, output=attrs.evolve(config.output, stream=stream))
+        result = evaluate(run_systems, inputs.datasets, streamed, host=host, executor=executor)
         for notice in inputs.notices[told:]:  # of files read to their end during the run
             print(f"context-bench: notice: {printable(notice)}", file=sys.stderr)
         return result
 
-    if options.output in ("json", "html"):  # the spooled rows are read when the report is written
-        with _report_stream(options) as stream:
+    if config.output.format in ("json", "html"):  # the spooled rows are read when the report is written
+        with _report_stream(config.output) as stream:
             result = run(stream)
             ran = systems if systems is not None else run_systems.seen
-            return _emit(result, ran, options, stream, config)
-    with _report_stream(options) as stream:  # the JSONL report is in place once the run is done
+            return _emit(result, ran, options, stream, recorded)
+    with _report_stream(config.output) as stream:  # the JSONL report is in place once the run is done
         result = run(stream)
-    return _emit(result, systems if systems is not None else run_systems.seen, options, stream, config)
+    return _emit(result, systems if systems is not None else run_systems.seen, options, stream, recorded)
 
 
-def _report_stream(options: RunOptions) -> Any:
+def _report_stream(output: Output) -> Any:
     """Where finished rows go as they finish: the JSONL report, written as the run goes (to a
     temporary file that replaces ``--out`` once the run is done); the JSON report's rows, spooled
     to a temporary file beside ``--out`` (on stdout: held as text) until the summary they follow
@@ -200,20 +204,18 @@ def _report_stream(options: RunOptions) -> Any:
 
     from ..reports import jsonl
 
-    if options.output == "jsonl":
-        return jsonl.Writer.to(options.out)
-    if options.output == "json":  # rows spooled (beside --out, else in memory) below the summary
-        return jsonl.Writer.spool(options.out) if options.out else jsonl.Writer.held()
-    if options.output in ("table", "markdown"):
+    if output.format == "jsonl":
+        return jsonl.Writer.to(output.out)
+    if output.format == "json":  # rows spooled (beside --out, else in memory) below the summary
+        return jsonl.Writer.spool(output.out) if output.out else jsonl.Writer.held()
+    if output.format in ("table", "markdown"):
         return contextlib.nullcontext(jsonl.Discard())
-    if options.output == "html":  # the page's row lines, spooled or held like the JSON report's
+    if output.format == "html":  # the page's row lines, spooled or held like the JSON report's
         from ..reports.html_rows import RowEncoder
 
         encoder = RowEncoder()
         return (
-            jsonl.Writer.spool(options.out, encoder, named=True)
-            if options.out
-            else jsonl.Writer.held(encoder)
+            jsonl.Writer.spool(output.out, encoder, named=True) if output.out else jsonl.Writer.held(encoder)
         )
     return contextlib.nullcontext(None)
 
@@ -223,13 +225,13 @@ def _emit(
     systems: list[Any],
     options: RunOptions,
     written: Any = None,
-    config: dict[str, Any] | None = None,
+    recorded: dict[str, Any] | None = None,
 ) -> int:
     """Report with the run's metadata: the command line as given, the systems (model, endpoint) and
     the resolved configuration ``run --config REPORT`` repeats, secrets removed."""
     from ..metadata import run_metadata
 
-    result.metadata = run_metadata(argv=options.argv, systems=systems, config=config)
+    result.metadata = run_metadata(argv=options.argv, systems=systems, config=recorded)
     return emit(result, options, written=written)
 
 
@@ -243,18 +245,19 @@ def cmd_score(args: argparse.Namespace, host: PluginHost) -> int:
     from .inputs import Inputs, refuse_input_as_out
 
     options = RunOptions.from_args(args, host)
-    if options.split is not None:
+    config = options.config
+    if config.scope.split is not None:
         raise UsageError("--split picks the split of a named data set (context-bench run --dataset NAME)")
     files = args.files or [str(sample_path())]
-    refuse_input_as_out(options.out, files)
+    refuse_input_as_out(config.output.out, files)
     if not args.files:
         print(f"context-bench: scoring the bundled sample ({files[0]})", file=sys.stderr)
-    inputs = Inputs(host, options.max_examples)
+    inputs = Inputs(host, config.scope.max_examples)
     for file in files:
         with fewer_collections():
             inputs.add(
                 args.dataset_name or Path(file).stem,
-                read_file(file, max_row_bytes=options.max_row_bytes),
+                read_file(file, max_row_bytes=config.limits.max_row_bytes),
                 file,
             )
     if not any(inputs.heads.values()):
@@ -265,6 +268,7 @@ def cmd_score(args: argparse.Namespace, host: PluginHost) -> int:
 def cmd_compare(args: argparse.Namespace, host: PluginHost) -> int:
     """Saved JSON results side by side on the rows they share (by data set and id)."""
     from ..compare_runs import load_runs
+    from ..config import Output, RunConfig
     from ..gates import Gates
     from ..records import EvalResult
     from ..summary import Summarizer
@@ -277,10 +281,8 @@ def cmd_compare(args: argparse.Namespace, host: PluginHost) -> int:
     summarize = Summarizer(notices=notices, analysis=analysis)
     result = EvalResult(rows, summarize(rows), summarize, {"compared": list(args.files)})
     options = RunOptions(
-        output=args.output,
-        out=args.out,
+        RunConfig(analysis=analysis, output=Output(format=args.output, out=args.out)),
         argv=getattr(args, "argv", None),
         gates=Gates(baseline=args.baseline, max_failure_rate=1.0),
-        analysis=analysis,
     )
     return emit(result, options)

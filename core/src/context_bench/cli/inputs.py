@@ -14,13 +14,6 @@ from ..errors import UsageError
 from ..plugins import PluginHost
 from ..runner import ID_KEYS, example_id
 
-#: Fields that give away a memory benchmark's file: (what it is, fields its records carry).
-_MEMORY_FILES = (
-    ("LoCoMo", frozenset({"conversation", "qa"})),
-    ("LongMemEval", frozenset({"haystack_sessions"})),
-)
-
-
 #: Rows of each file read before the run: the checks and the evaluators line look at them; the rest
 #: of a bigger file is read as the run draws its rows, so no run holds a whole file.
 HEAD = 10_000
@@ -67,7 +60,7 @@ class Inputs:
     def add(self, name: str, rows: Iterable[Any], source: str) -> None:
         rows = iter(rows)
         head = list(itertools.islice(rows, 3))
-        self._refuse_memory_file(head, source)
+        self._refuse_foreign_file(head, source)
         taken = self._take(name, itertools.chain(head, rows), source)
         read = list(itertools.islice(taken, HEAD))
         self.heads.setdefault(name, []).extend(read)
@@ -96,17 +89,24 @@ class Inputs:
                 "numbered by their position (1, 2, ...), which holds while the file does not change"
             )
 
-    def _refuse_memory_file(self, rows: Sequence[Any], source: str) -> None:
+    def _refuse_foreign_file(self, rows: Sequence[Any], source: str) -> None:
+        """A file of another command's (a memory benchmark's: :attr:`Providers.files`) is refused
+        with that command, and the plugin to install when it is absent."""
+        from ..providers import providers
+
+        known = providers()
         for row in rows[:3]:
             if not isinstance(row, Mapping):
                 continue
-            for benchmark, fields in _MEMORY_FILES:
-                if fields <= row.keys():
-                    have = any(command.name == "memory" for _, command in self.host.commands())
-                    install = "" if have else " (after pip install cbench-memory)"
+            for file in known.files:
+                if file.fields <= row.keys():
+                    have = any(command.name == file.command for _, command in self.host.commands())
+                    dist = known.commands.get(file.command)
+                    install = "" if have or not dist else f" (after pip install {dist})"
                     raise UsageError(
-                        f"{source} looks like a {benchmark} file (records with {', '.join(sorted(fields))}): "
-                        f"score memory systems on it with `context-bench memory --dataset {source}`{install}"
+                        f"{source} looks like a {file.looks_like} file (records with "
+                        f"{', '.join(sorted(file.fields))}): score memory systems on it with "
+                        f"`context-bench {file.command} --dataset {source}`{install}"
                     )
 
 

@@ -1,4 +1,5 @@
-"""The run flags every run command shares, read back as one typed record, and the report they ask for."""
+"""The run flags every run command shares, read back as the run's :class:`~context_bench.config.RunConfig`
+with what the command does after the run (the gates), and the report they ask for."""
 
 from __future__ import annotations
 
@@ -6,15 +7,23 @@ import argparse
 import os
 import socket
 import sys
+import warnings
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import attrs
 
 from ..bounds import flag_type
-from ..datasets import MAX_ROW_BYTES
+from ..config import LEGACY_NAMES, Limits, Output, RunConfig, Scope
+from ..defaults import (
+    DEFAULT_CALL_TIMEOUT,
+    DEFAULT_FAIL_FAST,
+    DEFAULT_FORMAT,
+    DEFAULT_HTML_INLINE_ROWS,
+    DEFAULT_MAX_CONCURRENCY,
+    DEFAULT_MAX_ROW_BYTES,
+)
 from ..errors import UsageError
-from ..fail_fast import DEFAULT_FAIL_FAST
 from ..gates import DEFAULT_MAX_FAILURE_RATE, Gates
 from ..plugins import PluginHost
 from ..reports import FORMATS
@@ -24,14 +33,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from ..analysis import Analysis
+    from ..execution import Executor
     from ..records import EvalResult
-
-#: The CLI's deadline of one system or evaluator call, in seconds (``--call-timeout``): long enough
-#: for a slow model's long answer, short enough that a hung call does not hold a run for good.
-DEFAULT_CALL_TIMEOUT = 600.0
-#: The most rows an HTML report written to a file holds itself (``--html-inline-rows``): a page of
-#: 100,000 rows opens in about a second; a bigger run's page reads them from a file beside it.
-HTML_INLINE_ROWS = 100_000
 
 
 def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
@@ -65,26 +68,29 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         "--max-concurrency",
         "--max-workers",
         type=flag_type("--max-concurrency"),
-        default=8,
+        default=DEFAULT_MAX_CONCURRENCY,
         metavar="N",
-        help="rows in flight (default 8; --max-workers is its name in earlier releases)",
+        help=f"rows in flight (default {DEFAULT_MAX_CONCURRENCY}; --max-workers is its name in earlier "
+        "releases)",
     )
     parser.add_argument("--cache-dir", metavar="DIR", help="store finished rows here; a re-run resumes")
     parser.add_argument(
         "--executor",
         metavar="NAME",
         help="where rows are worked on: an executor a plugin registers (default local, this process; "
-        "`context-bench plugins` lists them, e.g. ray from cbench-ray)",
+        "`context-bench plugins` lists them)",
     )
-    parser.add_argument("--output", choices=FORMATS, default="table", help="report format (default table)")
+    parser.add_argument(
+        "--output", choices=FORMATS, default=DEFAULT_FORMAT, help=f"report format (default {DEFAULT_FORMAT})"
+    )
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
     parser.add_argument(
         "--html-inline-rows",
         type=flag_type("--html-inline-rows"),
-        default=HTML_INLINE_ROWS,
+        default=DEFAULT_HTML_INLINE_ROWS,
         metavar="N",
         help="the HTML report (with --out) holds at most N rows itself; a bigger run's rows go to "
-        f"FILE's stem + .rows.jsonl beside it, which the page reads (default {HTML_INLINE_ROWS:,}; "
+        f"FILE's stem + .rows.jsonl beside it, which the page reads (default {DEFAULT_HTML_INLINE_ROWS:,}; "
         "0: always)",
     )
     parser.add_argument(
@@ -104,10 +110,10 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     parser.add_argument(
         "--max-row-bytes",
         type=flag_type("--max-row-bytes"),
-        default=MAX_ROW_BYTES,
+        default=DEFAULT_MAX_ROW_BYTES,
         metavar="N",
         help="the largest row of a file read, in bytes: a bigger one is a row error "
-        f"(default {MAX_ROW_BYTES:,})",
+        f"(default {DEFAULT_MAX_ROW_BYTES:,})",
     )
     parser.add_argument("--no-progress", action="store_true", help="no progress bar")
     hub = parser.add_argument_group("hub data sets (docs/datasets.md)")
@@ -169,7 +175,7 @@ def add_figure_options(parser: argparse.ArgumentParser) -> None:
         "--score-field",
         metavar="FIELD",
         help="the primary score: pass rate, cost of pass, frontier, loss audit (default: each data "
-        "set's headline, f1 for QA sets, math_equiv for math, pass_at_1 for code...; a set "
+        "set's headline, the first field of the evaluator its name wires, f1 for QA sets; a set "
         "without FIELD keeps its headline)",
     )
     figures.add_argument(
@@ -223,51 +229,42 @@ def analysis_from_args(args: argparse.Namespace) -> Analysis:
     )
 
 
-@attrs.define
+@attrs.define(init=False)
 class RunOptions:
-    """The run flags of one command line, checked: what ``evaluate`` and :func:`emit` need.
+    """The run flags of one command line, checked: the run's :class:`~context_bench.config.RunConfig`
+    (``config``, what ``evaluate`` takes), and what the command does around the run: the gates
+    :func:`emit` applies, the command line the report records, and the executor ``--executor`` names.
 
-    ``plugin_options`` holds the plugins' own options by ``dest`` (``judge_url``, ...); the runner
-    hands each plugin only its own share of them.
+    The flat fields of earlier releases (``options.max_examples``, ``RunOptions(output="json")``,
+    ``evaluate_kwargs()``) still work for one release, with a DeprecationWarning.
     """
 
-    evaluators: list[str] | None = None
-    add_evaluators: list[str] = attrs.Factory(list)
-    exclude_evaluators: list[str] = attrs.Factory(list)
-    max_examples: int | None = None
-    max_concurrency: int = 8
-    cache_dir: str | None = None
-    output: str = "table"
-    out: str | None = None
-    #: The most rows the HTML report holds itself; above, they go to a file beside it (``--out``).
-    html_inline_rows: int = HTML_INLINE_ROWS
-    progress: bool = True
-    plugin_options: dict[str, Any] = attrs.Factory(dict)
-    #: The report's headline means leave errored rows out instead of counting them 0.
-    exclude_errors: bool = False
-    #: The deadline of every system and evaluator call, in seconds (None: none).
-    call_timeout: float | None = DEFAULT_CALL_TIMEOUT
-    #: The largest row of a file read, in bytes (``datasets.read_file``'s ``max_row_bytes``).
-    max_row_bytes: int = MAX_ROW_BYTES
+    config: RunConfig
     #: The command line as given to ``main``, for the report (None: the process's).
-    argv: list[str] | None = None
+    argv: list[str] | None
     #: What makes the finished run fail (``--fail-under``, ``--fail-if-worse``, ``--max-failure-rate``).
-    gates: Gates = attrs.Factory(Gates)
-    #: The figures' settings (``--score-field``, ``--threshold``, ``--price``, ``--prices``,
-    #: ``--baseline``); None: the summarizer's own.
-    analysis: Analysis | None = None
-    #: Where named hub data sets are read from (``--hub-mirror``; None: the hub and its cache).
-    hub_mirror: str | None = None
-    #: The split of the named hub data sets (``--split``; None: each one's default).
-    split: str | None = None
-    #: The executor ``--executor`` names (None: the runner's local one).
-    executor: ExecutorSpec | None = None
-    #: Stop a system whose first K rows all fail alike (``--fail-fast``; 0 never).
-    fail_fast: int = DEFAULT_FAIL_FAST
+    gates: Gates
+    #: The executor ``--executor`` names (None: the runner's local one); :meth:`build_executor` builds it.
+    executor: ExecutorSpec | None
+
+    def __init__(
+        self,
+        config: RunConfig | None = None,
+        argv: list[str] | None = None,
+        gates: Gates | None = None,
+        executor: ExecutorSpec | None = None,
+        **deprecated: Any,
+    ) -> None:
+        if deprecated:
+            _deprecated(f"RunOptions({', '.join(f'{name}=' for name in deprecated)})")
+            config = RunConfig.from_kwargs(config, **deprecated)
+        self.__attrs_init__(config or RunConfig(), argv, gates or Gates(), executor)
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, host: PluginHost) -> RunOptions:
-        """Read the flags :func:`add_run_options` added; a bad value is a UsageError, before any row runs."""
+        """Read the flags :func:`add_run_options` added (a run file's settings among them, merged
+        into ``args`` before): the one place the command line becomes a RunConfig.  A bad value is a
+        UsageError, before any row runs."""
         if args.no_autowire and not args.evaluator:
             raise UsageError("--no-autowire needs at least one --evaluator")
         if args.out:
@@ -278,56 +275,90 @@ class RunOptions:
             getattr(args, "baseline", None),
             getattr(args, "max_failure_rate", DEFAULT_MAX_FAILURE_RATE),
         )
-        return cls(
-            evaluators=list(args.evaluator) if args.no_autowire else None,
-            add_evaluators=[] if args.no_autowire else list(args.evaluator),
-            exclude_evaluators=list(args.no_evaluator),
-            max_examples=args.max_examples,
-            max_concurrency=args.max_concurrency,
-            cache_dir=args.cache_dir,
-            output=args.output,
-            out=args.out,
-            html_inline_rows=args.html_inline_rows,
-            progress=not args.no_progress,
-            exclude_errors=getattr(args, "exclude_errors", False),
-            call_timeout=args.call_timeout,
-            max_row_bytes=args.max_row_bytes,
-            argv=getattr(args, "argv", None),
-            gates=gates,
-            analysis=analysis_from_args(args),
-            hub_mirror=getattr(args, "hub_mirror", None),
-            split=getattr(args, "split", None),
-            executor=host.find_executor(args.executor) if getattr(args, "executor", None) else None,
-            fail_fast=getattr(args, "fail_fast", DEFAULT_FAIL_FAST),
-            plugin_options={d: getattr(args, d) for d in sorted(host.option_dests()) if hasattr(args, d)},
+        config = RunConfig(
+            scope=Scope(
+                evaluators=list(args.evaluator) if args.no_autowire else None,
+                add_evaluators=[] if args.no_autowire else list(args.evaluator),
+                exclude_evaluators=list(args.no_evaluator),
+                max_examples=args.max_examples,
+                split=getattr(args, "split", None),
+                hub_mirror=getattr(args, "hub_mirror", None),
+            ),
+            limits=Limits(
+                max_concurrency=args.max_concurrency,
+                call_timeout=args.call_timeout,
+                fail_fast=getattr(args, "fail_fast", DEFAULT_FAIL_FAST),
+                max_row_bytes=args.max_row_bytes,
+            ),
+            analysis=attrs.evolve(
+                analysis_from_args(args), exclude_errors=getattr(args, "exclude_errors", False)
+            ),
+            output=Output(
+                progress=not args.no_progress,
+                cache_dir=args.cache_dir,
+                format=args.output,
+                out=args.out,
+                html_inline_rows=args.html_inline_rows,
+            ),
+            plugins={d: getattr(args, d) for d in sorted(host.option_dests()) if hasattr(args, d)},
+        )
+        executor = host.find_executor(args.executor) if getattr(args, "executor", None) else None
+        return cls(config, getattr(args, "argv", None), gates, executor)
+
+    def build_executor(self) -> Executor | None:
+        """The executor ``--executor`` names, built with the run's limits and its plugin's options
+        (None: the runner's local one)."""
+        if self.executor is None:
+            return None
+        limits = self.config.limits
+        return self.executor.build(
+            limits.max_concurrency, limits.local_call_timeout, self.config.plugins.options
         )
 
     def load_kwargs(self) -> dict[str, Any]:
         """The keyword arguments of ``context_bench.datasets.load`` these flags stand for."""
-        return {"max_row_bytes": self.max_row_bytes, "split": self.split, "hub_mirror": self.hub_mirror}
+        scope = self.config.scope
+        return {
+            "max_row_bytes": self.config.limits.max_row_bytes,
+            "split": scope.split,
+            "hub_mirror": scope.hub_mirror,
+        }
 
     def evaluate_kwargs(self) -> dict[str, Any]:
-        """The keyword arguments of ``context_bench.evaluate`` these flags stand for.
-
-        With ``--executor``, the executor is built here with the concurrency and the call deadline
-        (and its own options), so ``call_timeout`` is None: the deadline is the executor's.
-        """
-        if self.executor is not None:
-            executor = self.executor.build(self.max_concurrency, self.call_timeout, self.plugin_options)
-            return {**self._kwargs(), "executor": executor, "call_timeout": None}
-        return self._kwargs()
-
-    def _kwargs(self) -> dict[str, Any]:
-        return {
-            "evaluators": self.evaluators,
-            "add_evaluators": self.add_evaluators,
-            "exclude_evaluators": self.exclude_evaluators,
-            "max_concurrency": self.max_concurrency,
-            "cache_dir": self.cache_dir,
-            "progress": self.progress,
-            "options": self.plugin_options,
-            "call_timeout": self.call_timeout,
+        """Deprecated: the keyword arguments of ``evaluate`` in earlier releases; pass
+        ``options.config`` and ``executor=options.build_executor()`` instead."""
+        _deprecated("RunOptions.evaluate_kwargs()")
+        scope, limits = self.config.scope, self.config.limits
+        executor = self.build_executor()
+        kwargs = {
+            "evaluators": None if scope.evaluators is None else list(scope.evaluators),
+            "add_evaluators": list(scope.add_evaluators),
+            "exclude_evaluators": list(scope.exclude_evaluators),
+            "max_concurrency": limits.max_concurrency,
+            "cache_dir": self.config.output.cache_dir,
+            "progress": self.config.output.progress,
+            "options": dict(self.config.plugins.options),
+            "call_timeout": None if executor is not None else limits.local_call_timeout,
         }
+        return kwargs if executor is None else {**kwargs, "executor": executor}
+
+    def __getattr__(self, name: str) -> Any:
+        """A flat field of earlier releases (``options.max_examples``), from ``config``: deprecated."""
+        if name not in LEGACY_NAMES:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        _deprecated(f"RunOptions.{name}")
+        if name == "call_timeout":
+            return self.config.limits.local_call_timeout
+        return self.config.flat(name)
+
+
+def _deprecated(what: str) -> None:
+    warnings.warn(
+        f"{what} is deprecated: read and pass the run's settings as options.config (a "
+        "context_bench.RunConfig); the flat names of earlier releases go in the next one",
+        DeprecationWarning,
+        stacklevel=3,
+    )
 
 
 def check_out(out: str, output: str) -> None:
@@ -363,24 +394,25 @@ def emit(result: EvalResult, options: RunOptions, written: Any = None) -> int:
 
     known = _metadata()
     versions = {**known["versions"], **result.metadata.get("versions", {})}
-    if options.analysis is not None:  # a streamed run was summarized with these settings already
-        result = result.analyzed(with_models(options.analysis, result.metadata.get("systems") or ()))
+    output, analysis = options.config.output, options.config.analysis
+    # a streamed run was summarized with these settings already
+    result = result.analyzed(with_models(analysis, result.metadata.get("systems") or ()))
     result = attrs.evolve(
-        result.summarized(exclude_errors=options.exclude_errors),
+        result.summarized(exclude_errors=analysis.exclude_errors),
         metadata={**known, **result.metadata, "versions": versions},
     )
-    if written is not None and options.output == "jsonl":
+    if written is not None and output.format == "jsonl":
         replaced = written.replaced
-        if options.out:
-            print(f"context-bench: wrote {options.output} report to {options.out}", file=sys.stderr)
-    elif written is not None and options.output == "json":
-        replaced = written.replaced + _write_json(result, written, options)
-    elif written is not None and options.output == "html":
-        replaced = written.replaced + _write_html(result, written, options)
+        if output.out:
+            print(f"context-bench: wrote {output.format} report to {output.out}", file=sys.stderr)
+    elif written is not None and output.format == "json":
+        replaced = written.replaced + _write_json(result, written, output)
+    elif written is not None and output.format == "html":
+        replaced = written.replaced + _write_html(result, written, output)
     else:
-        replaced = _write(render(result, options.output), options)
+        replaced = _write(render(result, output.format), output)
     warnings = list(result.summary.warnings) if result.summary else []
-    if options.out or options.output in ("json", "jsonl", "csv"):  # the table and Markdown show them
+    if output.out or output.format in ("json", "jsonl", "csv"):  # the table and Markdown show them
         for warning in warnings:
             print(f"context-bench: warning: {printable(repair_text(warning))}", file=sys.stderr)
     if replaced:
@@ -406,24 +438,24 @@ def with_models(analysis: Analysis, described: Iterable[Any]) -> Analysis:
     return attrs.evolve(analysis, models={**models, **analysis.models}) if models else analysis
 
 
-def _write(report: str, options: RunOptions) -> int:
+def _write(report: str, output: Output) -> int:
     """Write the report to ``--out`` or stdout; return how many characters were repaired."""
     from ..encodable import repair_counted
     from ..files import atomic_write_text
 
     text, replaced = repair_counted(report)
-    if options.out:
+    if output.out:
         try:
-            atomic_write_text(options.out, text)
+            atomic_write_text(output.out, text)
         except OSError as exc:
-            raise UsageError(f"cannot write {options.out}: {exc.strerror or exc}") from None
-        print(f"context-bench: wrote {options.output} report to {options.out}", file=sys.stderr)
+            raise UsageError(f"cannot write {output.out}: {exc.strerror or exc}") from None
+        print(f"context-bench: wrote {output.format} report to {output.out}", file=sys.stderr)
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return replaced
 
 
-def _write_json(result: EvalResult, spool: Any, options: RunOptions) -> int:
+def _write_json(result: EvalResult, spool: Any, output: Output) -> int:
     """Write the JSON report of a streamed run: the summary, then the rows from ``spool`` (a
     JSONL ``Writer.spool``, its lines repaired already); return how many characters of the
     summary and metadata were repaired."""
@@ -432,19 +464,19 @@ def _write_json(result: EvalResult, spool: Any, options: RunOptions) -> int:
     from ..files import atomic_writer
     from ..reports import json as json_report
 
-    target = atomic_writer(options.out) if options.out else contextlib.nullcontext(sys.stdout)
+    target = atomic_writer(output.out) if output.out else contextlib.nullcontext(sys.stdout)
     try:
         with target as handle:
             repaired = _Repaired(handle)
             json_report.write(result, spool.lines(), repaired)
     except OSError as exc:
-        raise UsageError(f"cannot write {options.out}: {exc.strerror or exc}") from None
-    if options.out:
-        print(f"context-bench: wrote {options.output} report to {options.out}", file=sys.stderr)
+        raise UsageError(f"cannot write {output.out}: {exc.strerror or exc}") from None
+    if output.out:
+        print(f"context-bench: wrote {output.format} report to {output.out}", file=sys.stderr)
     return repaired.replaced
 
 
-def _write_html(result: EvalResult, spool: Any, options: RunOptions) -> int:
+def _write_html(result: EvalResult, spool: Any, output: Output) -> int:
     """Write the HTML report of a streamed run from ``spool`` (a JSONL ``Writer`` of the page's
     row lines, :class:`~context_bench.reports.html_rows.RowEncoder`): the rows inline, or, past
     ``--html-inline-rows`` with ``--out``, moved to ``rows_file(out)`` beside the page, which
@@ -456,12 +488,10 @@ def _write_html(result: EvalResult, spool: Any, options: RunOptions) -> int:
 
     encoder = spool.encode
     # a device or pipe has no "beside": its page holds every row
-    paged = (
-        bool(options.out) and encoder.count > options.html_inline_rows and not written_through(options.out)
-    )
-    target = atomic_writer(options.out) if options.out else contextlib.nullcontext(sys.stdout)
+    paged = bool(output.out) and encoder.count > output.html_inline_rows and not written_through(output.out)
+    target = atomic_writer(output.out) if output.out else contextlib.nullcontext(sys.stdout)
     # beside the page where it lands (through a symlink, as atomic_writer writes it)
-    rows_file = html.rows_file(os.path.realpath(options.out)) if paged else ""
+    rows_file = html.rows_file(os.path.realpath(output.out)) if paged else ""
     try:
         with target as handle:
             repaired = _Repaired(handle)
@@ -471,11 +501,11 @@ def _write_html(result: EvalResult, spool: Any, options: RunOptions) -> int:
             else:
                 html.write(result, repaired, encoder, spool.lines())
     except OSError as exc:
-        raise UsageError(f"cannot write {options.out}: {exc.strerror or exc}") from None
-    if options.out:
+        raise UsageError(f"cannot write {output.out}: {exc.strerror or exc}") from None
+    if output.out:
         also = f" and its {encoder.count:,} rows to {rows_file}" if paged else ""
-        print(f"context-bench: wrote html report to {options.out}{also}", file=sys.stderr)
-    elif encoder.count > options.html_inline_rows:
+        print(f"context-bench: wrote html report to {output.out}{also}", file=sys.stderr)
+    elif encoder.count > output.html_inline_rows:
         print(
             f"context-bench: warning: the HTML report on stdout holds all {encoder.count:,} rows; "
             "with --out it holds none and reads them from a file beside it",

@@ -34,8 +34,8 @@ import attrs
 
 from ..bounds import flag_type
 from ..command_run import DEFAULT_MAX_OUTPUT_BYTES
+from ..defaults import DEFAULT_FAIL_FAST
 from ..errors import UsageError
-from ..fail_fast import DEFAULT_FAIL_FAST
 from ..secrets import check_key_variable, redact, redact_command_line
 
 DEFAULT_MODEL = "gpt-4o-mini"

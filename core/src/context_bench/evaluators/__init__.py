@@ -1,6 +1,6 @@
 """Every evaluator an installed plugin registers, importable by its public name.
 
-``from context_bench.evaluators import MathEquivalence`` resolves lazily through the plugin host;
+``from context_bench.evaluators import WordCountDiff`` resolves lazily through the plugin host;
 when no installed plugin provides the name, the ImportError says which distribution to install.
 """
 

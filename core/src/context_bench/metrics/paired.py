@@ -30,12 +30,13 @@ from collections.abc import Sequence
 
 import attrs
 
+from ..defaults import DEFAULT_ALPHA
 from .interval import CONFIDENCE, Interval, _within, exact_sum, square, t_quantile
 from .intervals import BOOTSTRAP_BELOW, bootstrap_means, data_seed, exact_scale, is_binary, spread
 
 #: The significance level of the reports and gates unless ``--alpha`` says otherwise (their
 #: intervals are at ``1 - alpha``: 95%).
-ALPHA = 0.05
+ALPHA = DEFAULT_ALPHA
 #: Up to this many nonzero differences the sign-flip test counts every sign pattern.
 EXACT_UP_TO = 20
 #: Up to this many pairs the sign-flip test draws :data:`DRAWS` patterns; beyond, the paired t-test.

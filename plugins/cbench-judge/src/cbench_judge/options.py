@@ -1,4 +1,5 @@
-"""The plugin's command-line options.  Building the CLI imports this, so it imports nothing heavy."""
+"""The plugin's command-line options, one per field of :class:`~cbench_judge.settings.JudgeSettings`
+(``--judge-url`` is ``url``).  Building the CLI imports this, so it imports nothing heavy."""
 
 from __future__ import annotations
 
@@ -25,7 +26,6 @@ class _ReachableURL(argparse.Action):
 def add_options(group: Any) -> None:
     group.add_argument(
         "--judge-url",
-        dest="judge_url",
         metavar="URL",
         action=_ReachableURL,
         help="root of an OpenAI-compatible judge endpoint (e.g. http://localhost:8080); "
@@ -33,48 +33,41 @@ def add_options(group: Any) -> None:
     )
     group.add_argument(
         "--judge-model",
-        dest="judge_model",
         metavar="MODEL",
         help=f"judge model (default: the relay's --model when the judge is the memory command's relay, "
         f"else {DEFAULT_MODEL})",
     )
     group.add_argument(
         "--judge-api-key-env",
-        dest="judge_api_key_env",
         metavar="VAR",
         help="NAME of the environment variable holding the judge's API key, sent as a Bearer token "
         "(default: OPENAI_API_KEY when it is set, else no key); the judge's own, apart from the systems'",
     )
     group.add_argument(
         "--judge-dataset",
-        dest="judge_dataset",
         action="append",
         metavar="NAME",
         help="judge only these data sets (repeatable; default: every data set whose rows a judge can judge)",
     )
     group.add_argument(
         "--judge-concurrency",
-        dest="judge_concurrency",
         type=flag_type("--judge-concurrency"),
         metavar="N",
         help=f"judge requests in flight per endpoint (default: {DEFAULT_CONCURRENCY})",
     )
     group.add_argument(
         "--judge-template",
-        dest="judge_template",
         choices=sorted(BUILTIN),
         help="grade with this template judge instead of the 1-5 LLMJudge rating",
     )
     group.add_argument(
         "--judge-strict",
-        dest="judge_strict",
         action="store_true",
         default=None,
         help="a failed judge call is a row error instead of a 0.0 score",
     )
     group.add_argument(
         "--judge-no-cache",
-        dest="judge_no_cache",
         action="store_true",
         default=None,
         help="do not cache judge responses in the run's cache directory",

@@ -11,6 +11,7 @@ import os
 
 from context_bench import AutowireRule, DatasetSpec, EvaluatorSpec, hookimpl
 
+from .settings import JudgeSettings
 from .sources import ALPACA_EVAL, MT_BENCH
 
 CBENCH_PLUGIN_API = 1
@@ -58,7 +59,11 @@ _MEMORY_FIELDS = ("context", "question", "answer")
 _QUESTION = "question|prompt|instruction|input"
 _REFERENCE = "answer|reference|correct_letter"
 #: ``--judge-dataset NAME`` (repeatable) limits every judge rule to those data sets.
-_LIMIT = "judge_dataset"
+_LIMIT = JudgeSettings.dest("dataset")
+#: A judge is wired only once its endpoint is set (``--judge-url``); in a memory run, a template
+#: judge only when one is asked for by name (``--judge-template``).
+_URL = JudgeSettings.dest("url")
+_TEMPLATE = JudgeSettings.dest("template")
 
 
 def _judge_rules(runs: tuple[str, ...], requires: tuple[str, ...]) -> list[AutowireRule]:
@@ -85,13 +90,13 @@ _RULES = [
     # Rows runs get the rating once a judge is configured.  A memory run is judged by MemoryJudge and
     # FalseMemoryRate instead: there, only a template judge asked for by name applies
     # (``--evaluator LLMJudge`` adds the rating anyway).
-    *_judge_rules(("rows",), ("judge_url",)),
-    *_judge_rules(("memory",), ("judge_url", "judge_template")),
+    *_judge_rules(("rows",), (_URL,)),
+    *_judge_rules(("memory",), (_URL, _TEMPLATE)),
     AutowireRule(
         "MemoryJudge",
         datasets=_MEMORY_DATASETS,
         fields=_MEMORY_FIELDS,
-        requires=("judge_url",),
+        requires=(_URL,),
         build=_BUILD + "build_memory_judge",
         datasets_option=_LIMIT,
     ),
@@ -99,7 +104,7 @@ _RULES = [
         "FalseMemoryRate",
         datasets=_MEMORY_DATASETS,
         fields=_MEMORY_FIELDS,
-        requires=("judge_url",),
+        requires=(_URL,),
         build=_BUILD + "build_false_memory_rate",
         datasets_option=_LIMIT,
     ),

@@ -12,32 +12,33 @@ from context_bench.secrets import check_key_variable
 from .defaults import DEFAULT_CONCURRENCY, DEFAULT_MODEL
 from .memory import FalseMemoryRate, MemoryJudge
 from .rating import LLMJudge
+from .settings import JudgeSettings
 from .template_judge import JudgeEvaluator
 from .templates import BUILTIN
 
 
 def _common(options: Mapping[str, Any]) -> dict[str, Any]:
     """The options' judge settings in the judge vocabulary, which every judge takes as they are."""
-    url = options.get("judge_url")
-    if not url:
+    settings = JudgeSettings.read(options)
+    if not settings.url:
         raise UsageError("the judge evaluators need --judge-url")
-    variable = options.get("judge_api_key_env")
+    variable = settings.api_key_env
     if variable:
         try:
             check_key_variable(variable, "--judge-api-key-env")
         except ValueError as exc:  # shows the variable's name only when it reads as one
             raise UsageError(str(exc)) from None
-    concurrency = options.get("judge_concurrency") or DEFAULT_CONCURRENCY
+    concurrency = settings.concurrency or DEFAULT_CONCURRENCY
     if not isinstance(concurrency, int) or concurrency < 1:
         raise UsageError(f"--judge-concurrency must be a positive integer, got {concurrency!r}")
     cache_dir = options.get("cache_dir")
     return {
-        "url": url,
-        "model": options.get("judge_model") or DEFAULT_MODEL,
+        "url": settings.url,
+        "model": settings.model or DEFAULT_MODEL,
         "api_key_env": variable or None,
         "concurrency": concurrency,
-        "cache_dir": None if not cache_dir or options.get("judge_no_cache") else Path(cache_dir) / "judge",
-        "strict": bool(options.get("judge_strict")),
+        "cache_dir": None if not cache_dir or settings.no_cache else Path(cache_dir) / "judge",
+        "strict": settings.strict,
     }
 
 
@@ -49,7 +50,7 @@ def check_options(options: Mapping[str, Any]) -> None:
 
 
 def _template(options: Mapping[str, Any]) -> str | None:
-    template = options.get("judge_template")
+    template = JudgeSettings.read(options).template
     if template and template not in BUILTIN:
         raise UsageError(f"--judge-template {template!r}: choose one of {', '.join(sorted(BUILTIN))}")
     return template or None

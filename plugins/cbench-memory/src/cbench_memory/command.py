@@ -13,17 +13,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import Any
 
+import attrs
+
+from cbench_judge.settings import JudgeSettings
 from context_bench.bounds import flag_type
 from context_bench.cli import RunOptions, add_run_options, check_reachable, emit
 from context_bench.errors import UsageError
 from context_bench.plugins import PluginHost
 
 SYSTEM_HELP = "full-context, bm25, or MODULE:CLASS (a class or zero-argument factory; repeatable)"
-
-#: cbench-judge's options for the judge endpoint and model: ``--relay`` and ``--model`` stand in
-#: for them unless given (a relay serves the model it was asked for, not the judge's default).
-JUDGE_URL = "judge_url"
-JUDGE_MODEL = "judge_model"
 
 
 def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
@@ -64,7 +62,7 @@ def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     add_run_options(parser, host)
 
 
-def _systems(args: argparse.Namespace, options: RunOptions) -> tuple[list[Any], list[dict[str, Any]]]:
+def _systems(args: argparse.Namespace, max_concurrency: int) -> tuple[list[Any], list[dict[str, Any]]]:
     """The memory systems ``--system`` names, and how the report describes each (a baseline with the
     relay's model and URL, secrets removed)."""
     from functools import partial
@@ -84,9 +82,7 @@ def _systems(args: argparse.Namespace, options: RunOptions) -> tuple[list[Any], 
                 raise UsageError(f"--system {spec} asks an OpenAI-compatible endpoint: give --relay URL")
             if client is None:
                 check_reachable(args.relay, "--relay")
-                client = OpenAIProxy(
-                    args.relay, model=args.model, max_connections=max(64, options.max_concurrency)
-                )
+                client = OpenAIProxy(args.relay, model=args.model, max_connections=max(64, max_concurrency))
             extra = {"top_k": args.top_k} if spec == "bm25" else {}
             systems.append(partial(BASELINES[spec], client, **extra))
             described.append(describe_system(BASELINES[spec](client, **extra)))
@@ -129,15 +125,16 @@ def _same_endpoint(a: str, b: str) -> bool:
         return False
 
 
-def _judge_setup(args: argparse.Namespace, judged: dict[str, Any]) -> None:
-    """The judge's endpoint and model: the relay's unless told otherwise, and refused up front when
-    nothing listens there (the judges score after every answer is in: too late to find out)."""
-    if not judged.get(JUDGE_URL) and args.relay:
-        judged[JUDGE_URL] = args.relay  # the relay judges too, unless told otherwise
+def _judge_setup(args: argparse.Namespace, judge: JudgeSettings) -> JudgeSettings:
+    """The judge's endpoint and model: ``--relay`` and ``--model`` unless given (a relay serves the
+    model it was asked for, not the judge's default), and refused up front when nothing listens
+    there (the judges score after every answer is in: too late to find out)."""
+    if not judge.url and args.relay:
+        judge = attrs.evolve(judge, url=args.relay)  # the relay judges too, unless told otherwise
         check_reachable(args.relay, "--relay")
-    url = judged.get(JUDGE_URL)
-    if url and args.relay and not judged.get(JUDGE_MODEL) and _same_endpoint(url, args.relay):
-        judged[JUDGE_MODEL] = args.model
+    if judge.url and args.relay and not judge.model and _same_endpoint(judge.url, args.relay):
+        judge = attrs.evolve(judge, model=args.model)
+    return judge
 
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:
@@ -150,9 +147,10 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     options = RunOptions.from_args(args, host)
     if args.top_k < 1:
         raise UsageError("--top-k must be at least 1")
-    judged = options.plugin_options
-    _judge_setup(args, judged)
-    if not judged.get(JUDGE_URL):
+    config = options.config
+    judge = _judge_setup(args, config.plugins.get(JudgeSettings))
+    config = attrs.evolve(config, plugins=config.plugins.with_(judge))
+    if not judge.url:
         print(
             "context-bench: no judge configured (--judge-url or --relay): scoring by token overlap only",
             file=sys.stderr,
@@ -161,7 +159,7 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         # the judges are built after every answer is in: a setup mistake must stop the run before
         from cbench_judge.wiring import check_options
 
-        check_options(judged)
+        check_options(config.plugins.options)
     else:
         print(
             "context-bench: install cbench-judge to judge the answers (MemoryJudge, FalseMemoryRate): "
@@ -173,18 +171,14 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         path=args.data_file,
         download=args.download,
         host=host,
-        max_row_bytes=options.max_row_bytes,
+        max_row_bytes=config.limits.max_row_bytes,
     )
     conversations = dataset.rows
     if args.qa_types:
         conversations = select_qa_types(conversations, args.qa_types.split(","))
-    systems, described = _systems(args, options)
+    systems, described = _systems(args, config.limits.max_concurrency)
     result = evaluate_memory(
-        systems,
-        {dataset.name: conversations},
-        max_examples=options.max_examples,
-        host=host,
-        **options.evaluate_kwargs(),
+        systems, {dataset.name: conversations}, config, host=host, executor=options.build_executor()
     )
     result.metadata = {**run_metadata(argv=options.argv), "systems": described}
     return emit(result, options)

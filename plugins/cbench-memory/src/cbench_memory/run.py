@@ -5,24 +5,27 @@ with conversations in parallel, and appends every answer to the run cache the mo
 The scoring pass is :func:`context_bench.evaluate` itself, over one row per QA pair, with a
 stand-in system that hands back the recorded answers: evaluators, caching of scores, error
 accounting and the summary are the runner's own.  Both passes share one :class:`RunCache`, and the
-scoring pass is a ``run="memory"`` run: auto-wire rules say themselves whether they serve it.
+scoring pass is a memory run (:class:`~context_bench.runner.SecondPass`): auto-wire rules say
+themselves whether they serve it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from context_bench.cache import RunCache
+from context_bench.config import RunConfig, from_deprecated
 from context_bench.datasets import Dataset, MalformedRow
 from context_bench.errors import UsageError
+from context_bench.execution import Executor, executor_for
 from context_bench.plugins import PluginHost
 from context_bench.progress import Progress
 from context_bench.records import EvalResult, EvalRow
-from context_bench.runner import evaluate
+from context_bench.runner import SecondPass, evaluate
 
 from .answers import AnswerPass, Job, SystemEntry, unanswered
 from .figures import MemoryFigures
@@ -64,47 +67,47 @@ def _plan(
 
 def evaluate_memory(
     systems: Any,
-    dataset: Any,
-    evaluators: Sequence[Any] | None = None,
-    metrics: Sequence[Any] | None = None,
+    datasets: Any,
+    config: RunConfig | None = None,
     *,
-    max_examples: int | None = None,
-    max_concurrency: int = 8,
-    cache_dir: str | Path | None = None,
-    progress: bool = True,
-    options: Mapping[str, Any] | None = None,
-    add_evaluators: Sequence[Any] = (),
-    exclude_evaluators: Iterable[str] = (),
-    dataset_name: str | None = None,
-    call_timeout: float | None = None,
     host: PluginHost | None = None,
-    executor: Any = None,
+    executor: Executor | None = None,
+    **deprecated: Any,
 ) -> EvalResult:
-    """Benchmark memory systems: each ingests every conversation, then answers its questions.
+    """Benchmark memory systems: each ingests every conversation, then answers its questions, as
+    ``config`` says (a :class:`~context_bench.config.RunConfig`; None: the defaults).
 
     ``systems`` is a memory system, a factory (a class or zero-argument callable; each conversation
     gets its own instance, so conversations run concurrently), or a list of them; a plain instance
-    serves one conversation at a time.  ``dataset`` is an iterable of conversations in the layout of
-    :mod:`cbench_memory.layout`, a :class:`Dataset`, or a mapping name -> conversations.
-    ``max_examples`` caps the QA rows per data set (only conversations holding them are run).  Every
-    QA pair becomes a row scored by ``evaluators`` (auto-wired when None) with a per-``qa_type``
-    breakdown; ``row.meta`` holds ``conversation_id``, ``qa_type`` and ``ingest_latency``.  With
-    ``cache_dir``, answers are kept as they arrive: a re-run skips conversations whose questions are
-    all answered and scores only what is missing.  ``call_timeout`` (seconds) is the deadline of
-    every call: a memory system's ``reset``/``ingest``/``query`` past it fails that question and
-    the rest of its conversation (the instance is still busy; a plain instance serves no further
-    conversation), and an evaluator's past it fails that row.  ``executor`` works the scoring pass
-    (the answers pass runs here; with no ``call_timeout``, under the executor's own deadline).  Other
-    arguments are those of ``evaluate``.  The progress display labels
-    the two passes ``answering`` and ``scoring``.
+    serves one conversation at a time.  ``datasets`` is an iterable of conversations in the layout
+    of :mod:`cbench_memory.layout`, a :class:`Dataset`, or a mapping name -> conversations.
+    ``config.scope.max_examples`` caps the QA rows per data set (only conversations holding them are
+    run).  Every QA pair becomes a row scored by the configured evaluators (auto-wired when none are
+    named) with a per-``qa_type`` breakdown; ``row.meta`` holds ``conversation_id``, ``qa_type`` and
+    ``ingest_latency``.  With ``config.output.cache_dir``, answers are kept as they arrive: a re-run
+    skips conversations whose questions are all answered and scores only what is missing.  The
+    run's call deadline (``config.limits.call_timeout``, or the executor's own) bounds every call:
+    a memory system's ``reset``/``ingest``/``query`` past it fails that question and the rest of its
+    conversation (the instance is still busy; a plain instance serves no further conversation), and
+    an evaluator's past it fails that row.  ``executor`` works the scoring pass (the answers pass
+    runs here).  The progress display labels the two passes ``answering`` and ``scoring``.
+
+    The keywords of earlier releases (``max_examples=``, ``progress=``, ...) still work for one
+    release, with a DeprecationWarning.
     """
-    if max_concurrency < 1:
-        raise ValueError("max_concurrency must be at least 1")
+    if deprecated or (config is not None and not isinstance(config, RunConfig)):
+        config, _ = from_deprecated("evaluate_memory()", config, deprecated, executor=executor is not None)
+    config = config or RunConfig()
+    executor = executor_for(config.limits, executor)
     entries = [SystemEntry(s) for s in (systems if isinstance(systems, (list, tuple)) else [systems])]
     if not entries:
         raise UsageError("evaluate_memory() needs at least one memory system")
-    plans = [(name, *_plan(name, convs, max_examples)) for name, convs in _named(dataset, dataset_name)]
-    cache = RunCache(cache_dir) if cache_dir else None
+    scope, output = config.scope, config.output
+    plans = [
+        (name, *_plan(name, convs, scope.max_examples))
+        for name, convs in _named(datasets, scope.dataset_name)
+    ]
+    cache = RunCache(output.cache_dir) if output.cache_dir else None
     jobs = [
         Job(entry, conv, questions)
         for entry in entries
@@ -112,10 +115,9 @@ def evaluate_memory(
         for conv in convs
         if (questions := unanswered(entry, conv, cache))
     ]
-    bar = Progress(sum(len(job.rows) for job in jobs), label="answering", enabled=progress)
+    bar = Progress(sum(len(job.rows) for job in jobs), label="answering", enabled=output.progress)
     try:
-        deadline = call_timeout if executor is None else getattr(executor, "call_timeout", call_timeout)
-        AnswerPass(cache, bar, deadline).run(jobs, max_concurrency)
+        AnswerPass(cache, bar, executor.call_timeout).run(jobs, config.limits.max_concurrency)
     finally:
         bar.close()
         if cache is not None:
@@ -123,23 +125,23 @@ def evaluate_memory(
     examples = {
         (row["dataset"], row["id"]): row for _, rows, _ in plans for row in rows if isinstance(row, dict)
     }
+    analysis = config.analysis
+    scoring = attrs.evolve(
+        config,
+        analysis=attrs.evolve(analysis, metrics=(MemoryFigures(), *analysis.metrics), breakdown=("qa_type",)),
+        output=attrs.evolve(output, cache_dir=None),
+    )
     return evaluate(
         [entry.stand_in for entry in entries],
         {name: rows for name, rows, _ in plans},
-        evaluators,
-        [MemoryFigures(), *(metrics or ())],
-        max_concurrency=max_concurrency,
-        cache=cache,
-        progress=progress,
-        options=options,
-        add_evaluators=add_evaluators,
-        exclude_evaluators=exclude_evaluators,
-        call_timeout=call_timeout,
-        executor=executor,
+        scoring,
         host=host,
-        breakdown=("qa_type",),
-        run="memory",
-        finish_row=lambda row: _lift_meta(row, examples.get((row.dataset, row.example_id))),
+        executor=executor,
+        second_pass=SecondPass(
+            kind="memory",
+            cache=cache,
+            finish_row=lambda row: _lift_meta(row, examples.get((row.dataset, row.example_id))),
+        ),
     )
 
 

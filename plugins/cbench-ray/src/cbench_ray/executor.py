@@ -30,6 +30,8 @@ from typing import Any
 
 import attrs
 
+from context_bench.config import Limits
+from context_bench.defaults import DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_CONCURRENCY
 from context_bench.errors import UsageError
 from context_bench.execution import EvalRow, OnRow, RowError, RowTask
 
@@ -74,19 +76,18 @@ class RayExecutor:
 
     def __init__(
         self,
-        max_concurrency: int = 8,
-        call_timeout: float | None = None,
+        max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
+        call_timeout: float | None = DEFAULT_CALL_TIMEOUT,
         *,
         ray_address: str | None = None,
         ray_batch_size: int | None = None,
         num_cpus: int | None = None,
     ) -> None:
-        if max_concurrency < 1:
-            raise ValueError("max_concurrency must be at least 1")
+        limits = Limits(max_concurrency=max_concurrency, call_timeout=call_timeout)
         if ray_batch_size is not None and ray_batch_size < 1:
             raise ValueError("ray_batch_size must be at least 1")
-        self.max_concurrency = max_concurrency
-        self.call_timeout = call_timeout
+        self.max_concurrency = limits.max_concurrency
+        self.call_timeout = limits.local_call_timeout
         self.address = ray_address
         self.batch_size = ray_batch_size
         #: CPUs of a Ray this executor starts itself (None: this machine's).
@@ -295,15 +296,8 @@ class _Run:
 
 def _given_up(task: RowTask, deaths: int, exc: BaseException) -> EvalRow:
     system = getattr(task.system, "name", type(task.system).__name__)
-    row = EvalRow(
-        system=system,
-        dataset=task.dataset,
-        example_id=task.example_id,
-        index=task.index,
-        meta=dict(task.meta) if task.meta else {},
-    )
     cause = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    row.errors.append(
+    return task.row(
         RowError(
             "system",
             system,
@@ -312,4 +306,3 @@ def _given_up(task: RowTask, deaths: int, exc: BaseException) -> EvalRow:
             f"{deaths} times; given up ({cause})",
         )
     )
-    return row
