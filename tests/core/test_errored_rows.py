@@ -11,6 +11,7 @@ import pytest
 
 from context_bench import EvalResult, EvalRow, RowError, evaluate
 from context_bench.cli import main
+from context_bench.direction import Directions
 from context_bench.metrics import MeanScore
 from context_bench.reports import render
 from context_bench.summary import Summarizer
@@ -288,6 +289,6 @@ def test_the_summarizer_counts_a_failure_value_without_touching_the_scored_mean(
         EvalRow("s", "d", "1", scores={"false_memory": 0.0, "f1": 1.0}),
         EvalRow("s", "d", "2", errors=[RowError("system", "s", "ConnectionError", "down")]),
     ]
-    group = Summarizer(failure_values={"false_memory": 1.0})(rows).groups[0]
+    group = Summarizer(directions=Directions({"false_memory": 1.0}))(rows).groups[0]
     assert group.scores == {"false_memory": 0.5, "f1": 0.5}
     assert group.scores_scored_only == {"false_memory": 0.0, "f1": 1.0}

@@ -90,8 +90,9 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     parser.add_argument(
         "--exclude-errors",
         action="store_true",
-        help="headline means over scored rows only (default: a row with an error counts 0 for the "
-        "scores it lacks; the error rate shows beside the means either way)",
+        help="headline means over scored rows only (default: a row with an error counts its worst "
+        "value for the scores it lacks, 0 or the top of the range where lower is better; the error "
+        "rate shows beside the means either way)",
     )
     parser.add_argument(
         "--call-timeout",
@@ -128,7 +129,16 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         default=[],
         metavar="[[SYSTEM/]DATASET:]FIELD=VALUE",
         help="exit 3 when the mean of FIELD is below VALUE in a (system, data set) group: every group "
-        "with the field, those of DATASET, or the one of SYSTEM on DATASET (repeatable)",
+        "with the field, those of DATASET, or the one of SYSTEM on DATASET (repeatable; a field where "
+        "lower is better takes --fail-over)",
+    )
+    gates.add_argument(
+        "--fail-over",
+        action="append",
+        default=[],
+        metavar="[[SYSTEM/]DATASET:]FIELD=VALUE",
+        help="exit 3 when the mean of FIELD, a field where lower is better, is above VALUE in a group, "
+        "as --fail-under reads its groups (repeatable)",
     )
     gates.add_argument(
         "--fail-if-worse",
@@ -137,8 +147,8 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         metavar="[[SYSTEM/]DATASET:]FIELD[=MARGIN]",
         help="with --baseline: exit 3 when, on any data set (or DATASET, or SYSTEM on DATASET), a "
         "system's paired difference in FIELD to the baseline (rows matched by id) is significantly "
-        "below -MARGIN (default 0): its test's p is below --alpha and its interval's upper bound below "
-        "-MARGIN (repeatable)",
+        "worse than MARGIN (default 0): its test's p is below --alpha and its whole interval worse "
+        "than MARGIN, below -MARGIN (or above MARGIN where lower is better) (repeatable)",
     )
     gates.add_argument(
         "--baseline",
@@ -243,7 +253,7 @@ class RunOptions:
     html_inline_rows: int = HTML_INLINE_ROWS
     progress: bool = True
     plugin_options: dict[str, Any] = attrs.Factory(dict)
-    #: The report's headline means leave errored rows out instead of counting them 0.
+    #: The report's headline means leave errored rows out instead of counting their worst values.
     exclude_errors: bool = False
     #: The deadline of every system and evaluator call, in seconds (None: none).
     call_timeout: float | None = DEFAULT_CALL_TIMEOUT
@@ -251,7 +261,8 @@ class RunOptions:
     max_row_bytes: int = MAX_ROW_BYTES
     #: The command line as given to ``main``, for the report (None: the process's).
     argv: list[str] | None = None
-    #: What makes the finished run fail (``--fail-under``, ``--fail-if-worse``, ``--max-failure-rate``).
+    #: What makes the finished run fail (``--fail-under``, ``--fail-over``, ``--fail-if-worse``,
+    #: ``--max-failure-rate``).
     gates: Gates = attrs.Factory(Gates)
     #: The figures' settings (``--score-field``, ``--threshold``, ``--price``, ``--prices``,
     #: ``--baseline``); None: the summarizer's own.
@@ -277,7 +288,9 @@ class RunOptions:
             getattr(args, "fail_if_worse", ()),
             getattr(args, "baseline", None),
             getattr(args, "max_failure_rate", DEFAULT_MAX_FAILURE_RATE),
+            getattr(args, "fail_over", ()),
         )
+        gates.check_directions(host.directions().of)  # the run's own evaluators: after it
         return cls(
             evaluators=list(args.evaluator) if args.no_autowire else None,
             add_evaluators=[] if args.no_autowire else list(args.evaluator),
