@@ -598,8 +598,9 @@ class Summarizer:
 
     @staticmethod
     def _fields(groups: dict[tuple[str, str], _Tally]) -> dict[tuple[str, str], tuple[str, ...]]:
-        """The score fields each group's errored rows count 0 for: those of its scored rows, or of
-        the data set's rows under any system when the group has none (every row failed)."""
+        """The score fields each group's errored rows count their worst value for: those of its
+        scored rows, or of the data set's rows under any system when the group has none (every row
+        failed)."""
         own = {key: tuple(tally.sums) for key, tally in groups.items()}
         by_dataset: dict[str, dict[str, None]] = {}
         for (_, dataset), names in own.items():
