@@ -61,7 +61,7 @@ def test_every_numeric_flag_of_every_command_reads_through_the_table():
                 bounded.add(name)
     assert plain == []
     # the gates' and prices' flags carry their numbers inside text (FIELD=VALUE, MODEL=IN,OUT)
-    assert bounded == set(BOUNDS) - {"--fail-under", "--fail-if-worse", "--price"}
+    assert bounded == set(BOUNDS) - {"--fail-under", "--fail-over", "--fail-if-worse", "--price"}
 
 
 def test_a_bound_reads_its_edges_and_refuses_past_them():
@@ -107,6 +107,7 @@ FLAGS = {
     "--max-tokens": ["--max-tokens", "{v}"],
     "--temperature": ["--temperature", "{v}"],
     "--fail-under": ["--fail-under", "f1={v}"],
+    "--fail-over": ["--fail-over", "f1={v}"],
     "--fail-if-worse": ["--baseline", "proxy", "--fail-if-worse", "f1={v}"],
     "--price": ["--price", "gpt-4o-mini={v},1"],
     "--judge-concurrency": ["--judge-concurrency", "{v}"],
@@ -153,6 +154,7 @@ RUN_FILE_VALUES = {
     "options.ray_batch_size": ("[options]\nray_batch_size = {v}\n", "--ray-batch-size"),
     "gates.max_failure_rate": ("[gates]\nmax_failure_rate = {v}\n", "--max-failure-rate"),
     "gates.fail_under": ("[gates]\nfail_under = {{f1 = {v}}}\n", "--fail-under"),
+    "gates.fail_over": ("[gates]\nfail_over = {{f1 = {v}}}\n", "--fail-over"),
     "gates.fail_if_worse": ('[gates]\nbaseline = "proxy"\nfail_if_worse = {{f1 = {v}}}\n', "--fail-if-worse"),
     "system 1: timeout": ("[[systems]]\nurl = '{u}'\ntimeout = {v}\n", "--timeout"),
     "system 1: max_retries": ("[[systems]]\nurl = '{u}'\nmax_retries = {v}\n", "--max-retries"),
@@ -187,7 +189,8 @@ def test_a_huge_number_in_any_run_file_value_is_one_line_naming_it(cbench, qa, p
     code, out, err = cbench("run", "--config", path, *extra, "--no-progress")
     assert code == 2 and out == "" and len(err.strip().splitlines()) == 1, err
     # a gate's or price's text is read with the command line's, and named by its flag
-    named = flag if flag in ("--fail-under", "--fail-if-worse", "--price") else f"{path}: {key}"
+    carried = ("--fail-under", "--fail-over", "--fail-if-worse", "--price")
+    named = flag if flag in carried else f"{path}: {key}"
     assert named in err and BOUNDS[flag].describe() in err, err
     assert paris.requests == []
 

@@ -11,6 +11,7 @@ import pytest
 
 from context_bench import EvalResult, EvalRow, RowError, evaluate
 from context_bench.cli import main
+from context_bench.direction import Directions
 from context_bench.gates import Gates
 from context_bench.metrics import MeanScore
 from context_bench.reports import render
@@ -331,11 +332,12 @@ def test_the_interval_and_the_gates_count_the_failure_value_where_lower_is_bette
         ("1", 0.0, 1.0),
         ("2", 1.0, 1.0),
     ]
-    # the gates read the same values and print the summary's own interval, Wilson's for 1 of 3
-    verdict = Gates.parse(fail_under=["false_memory=0.5"], max_failure_rate=0.5).judge(result)
+    # the gates read the same values (with row 2 at 0 the mean would pass a 0.2 ceiling) and print
+    # the summary's own interval, Wilson's for 1 of 3
+    verdict = Gates.parse(fail_over=["false_memory=0.2"], max_failure_rate=0.5).judge(result)
     assert verdict.lines == [
-        "gate failed: --fail-under false_memory=0.5: false_memory of down-on-2 on dataset is "
-        "0.333 (95% CI 0.061 to 0.792, n=3), below 0.5"
+        "gate failed: --fail-over false_memory=0.2: false_memory of down-on-2 on dataset is "
+        "0.333 (95% CI 0.061 to 0.792, n=3), above 0.2"
     ]
 
 
@@ -344,6 +346,6 @@ def test_the_summarizer_counts_a_failure_value_without_touching_the_scored_mean(
         EvalRow("s", "d", "1", scores={"false_memory": 0.0, "f1": 1.0}),
         EvalRow("s", "d", "2", errors=[RowError("system", "s", "ConnectionError", "down")]),
     ]
-    group = Summarizer(failure_values={"false_memory": 1.0})(rows).groups[0]
+    group = Summarizer(directions=Directions({"false_memory": 1.0}))(rows).groups[0]
     assert group.scores == {"false_memory": 0.5, "f1": 0.5}
     assert group.scores_scored_only == {"false_memory": 0.0, "f1": 1.0}

@@ -197,8 +197,10 @@ def test_the_json_reports_names():
     assert set(comparison) == {
         "system", "baseline", "dataset", "field", "delta", "ci", "p_value", "n", "test",
         "compression_ratio", "tokens_saved", "cost_saved", "lost", "gained", "significant", "mdd",
-        "coverage", "only_baseline", "only_system", "cost_source",
+        "coverage", "only_baseline", "only_system", "cost_source", "direction",
     }  # fmt: skip
+    assert comparison["direction"] == "higher"
+    assert summary["score_fields"] == {"f1": {"direction": "higher", "failure_value": 0.0}}
     assert comparison["n"] == 4 and comparison["only_system"] == ["e"]  # "e" has no baseline row
     assert (comparison["coverage"], comparison["only_baseline"], comparison["cost_source"]) == (1.0, [], None)
     assert summary["primary"] == {"field": None, "threshold": 0.7} and summary["baseline"] == "a"

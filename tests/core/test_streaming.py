@@ -91,7 +91,7 @@ def _row(index, system="s", dataset="d", scores=None, errors=()):
 def test_the_summarizer_counts_row_by_row_and_fills_failed_rows_in_its_columns():
     error = RowError("system", "s", "TimeoutError", "slow")
     rows = [_row(0, scores={"f1": 1.0}), _row(1, errors=[error]), _row(2, scores={"f1": 0.5})]
-    summarize = Summarizer(failure_values={})
+    summarize = Summarizer()
     for row in rows:
         summarize.add(row)
     summary = summarize.finish()

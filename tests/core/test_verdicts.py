@@ -186,7 +186,7 @@ def test_every_format_marks_significance_coverage_and_the_mdd(cli, tmp_path):
         assert all(word in out for word in ("significant", "mdd", f"{c['mdd']:.3f}")), fmt
         if fmt == "markdown":
             ci = f"{c['ci'][0]:.2f}–{c['ci'][1]:.2f}"
-            assert f"| -0.333 | {ci} | 0.00195 | yes | {c['mdd']:.3f} | 30 | mcnemar |" in out
+            assert f"| -0.333 worse | {ci} | 0.00195 | yes | {c['mdd']:.3f} | 30 | mcnemar |" in out
 
 
 def test_alpha_sets_significance_and_the_comparisons_interval(cli, tmp_path):

@@ -1,9 +1,11 @@
 """assert_scores: a score threshold as an assertion, for tests and scripts (no pytest needed).
 
-A failed threshold is only useful with the evidence beside it, so the message shows each failing
-mean with the report's 95% interval of it (Wilson's for 0/1 scores, the seeded bootstrap or t for
-others: :func:`~context_bench.metrics.intervals.estimate`, over the values the mean is over, so one
-data set's interval is the report's) and the worst rows, each with its id, response, reference and
+A bound is a floor, or a ceiling for a field where lower is better (the summary's direction of
+the field, :mod:`context_bench.direction`).  A failed threshold is only useful with the evidence
+beside it, so the message shows each failing mean with the report's 95% interval of it (Wilson's
+for 0/1 scores, the seeded bootstrap or t for others:
+:func:`~context_bench.metrics.intervals.estimate`, over the values the mean is over, so one data
+set's interval is the report's) and the worst rows, each with its id, response, reference and
 scores (or its error).
 """
 
@@ -24,27 +26,29 @@ _SHOWN = 120  # characters of a response or reference in the message
 
 
 class ScoreAssertionError(AssertionError):
-    """A mean below its bound; ``failures`` holds ``(system, dataset, field, mean, bound)``."""
+    """A mean on the wrong side of its bound (below a floor, above a ceiling); ``failures`` holds
+    ``(system, dataset, field, mean, bound)``."""
 
     def __init__(self, message: str, failures: list[tuple[str, str | None, str, float | None, float]]):
         super().__init__(message)
         self.failures = failures
 
 
-def _row_value(row: EvalRow, field: str) -> float | None:
-    """The row's value as the summary counts it: an errored row lacking the field counts 0."""
+def _row_value(row: EvalRow, field: str, failed: float) -> float | None:
+    """The row's value as the summary counts it: an errored row lacking the field counts
+    ``failed``, the field's failure value (0, or its worst where lower is better)."""
     if field in row.scores:
         return float(row.scores[field])
-    return 0.0 if row.errors else None
+    return failed if row.errors else None
 
 
-def _values(result: EvalResult, system: str, dataset: str | None, field: str) -> list[float]:
+def _values(result: EvalResult, system: str, dataset: str | None, field: str, failed: float) -> list[float]:
     """The values the summary's mean of ``field`` is over (its groups' columns: an errored row's
     failure value included), else each row's :func:`_row_value`."""
     groups = getattr(result.summarize, "groups", None)
     if not groups:
         return [v for r in result.rows if r.system == system and (dataset is None or r.dataset == dataset)
-                if (v := _row_value(r, field)) is not None]  # fmt: skip
+                if (v := _row_value(r, field, failed)) is not None]  # fmt: skip
     return [
         value
         for (name, where), group in groups.items()
@@ -96,11 +100,13 @@ def assert_scores(
 ) -> None:
     """Assert that every bound holds: ``assert_scores(result, f1=0.7, exact_match=0.5)``.
 
-    Each bound is a minimum of the field's mean, for every system of ``result`` (or ``system``
-    alone), over all its data sets (or ``dataset`` alone).  The means are the summary's: a row the
-    system could not answer counts 0, so failures never raise a mean.  A field no row scored fails.
-    On failure, a :class:`ScoreAssertionError` names each failing mean with its interval and shows
-    the ``worst`` rows of each below its bound (lowest first).
+    Each bound is a minimum of the field's mean, or its maximum where lower is better
+    (``profanity=0.1``), for every system of ``result`` (or ``system`` alone), over all its data
+    sets (or ``dataset`` alone).  The means are the summary's: a row the system could not answer
+    counts its worst value (0, or the top of the range where lower is better), so failures never
+    make a mean look better.  A field no row scored fails.  On failure, a
+    :class:`ScoreAssertionError` names each failing mean with its interval and shows the ``worst``
+    rows of each past its bound (worst first).
     """
     __tracebackhide__ = True  # pytest shows the caller's line, not this one
     if not bounds:
@@ -122,8 +128,8 @@ def assert_scores(
         rows = [r for r in result.rows if r.system == name and (dataset is None or r.dataset == dataset)]
         where = name if dataset is None else f"{name}/{dataset}"
         for field, bound in bounds.items():
-            mean = means.get(field)
-            if mean is not None and mean >= bound:
+            mean, direction = means.get(field), summary.direction(field)
+            if mean is not None and direction.passes(mean, bound):
                 continue
             failures.append((name, dataset, field, mean, bound))
             if mean is None:
@@ -131,13 +137,18 @@ def assert_scores(
                     f"{where}: {field} was not scored on any row (fields: {', '.join(means) or 'none'})"
                 )
                 continue
-            scored = [(v, r) for r in rows if (v := _row_value(r, field)) is not None]
-            shown = _shown(mean, _values(result, name, dataset, field))
-            lines.append(f"{where}: {field} mean {shown} is below {bound:g}")
-            below = [(v, r) for v, r in scored if v < bound]
-            if worst > 0 and below:
+            failed = summary.score_fields[field].failure_value
+            scored = [(v, r) for r in rows if (v := _row_value(r, field, failed)) is not None]
+            shown = _shown(mean, _values(result, name, dataset, field, failed))
+            past = "above" if direction.lower else "below"
+            lines.append(
+                f"{where}: {field} mean {shown} is {past} {bound:g}"
+                + (" (lower is better)" if direction.lower else "")
+            )
+            beyond = [(v, r) for v, r in scored if not direction.passes(v, bound)]
+            if worst > 0 and beyond:
                 lines.append(f"  worst rows by {field}:")
-                lowest = sorted(below, key=lambda pair: (pair[0], pair[1].index))[:worst]
-                lines.extend(_describe(row) for _, row in lowest)
+                worst_first = sorted(beyond, key=lambda pair: (direction.gain(pair[0]), pair[1].index))
+                lines.extend(_describe(row) for _, row in worst_first[:worst])
     if failures:
-        raise ScoreAssertionError("scores below their bounds:\n" + "\n".join(lines), failures)
+        raise ScoreAssertionError("scores past their bounds:\n" + "\n".join(lines), failures)

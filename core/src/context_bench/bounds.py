@@ -84,6 +84,7 @@ BOUNDS: dict[str, Bound] = {
     "--max-output-bytes": Bound(1, 2**30, "bytes", whole=True),
     # the gates' and the prices' values
     "--fail-under": Bound(-1_000_000, 1_000_000),
+    "--fail-over": Bound(-1_000_000, 1_000_000),
     "--fail-if-worse": Bound(0, 1_000_000),
     "--price": Bound(0, 1_000_000, "dollars per million tokens"),
     # the store's commands

@@ -6,7 +6,9 @@ twice for one system and a ``FILE:NAME`` label that another system already has a
 2).  A row whose numbers cannot be right (a score that is text, null or not finite, a negative or
 unbounded figure: :mod:`context_bench.rowcheck`) keeps its place with an input error instead.
 Every run's rows are kept, so each group's figures are its run's own; the comparisons pair the
-ids both sides have and say what the system lacks (coverage).
+ids both sides have and say what the system lacks (coverage).  Each score field keeps the
+direction its report recorded (``summary.score_fields``), so a lower-is-better field compares
+the right way round where the evaluator that scored it is not installed.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from .direction import Directions
 from .errors import UsageError
 from .records import EvalRow, RowError
 from .rowcheck import FIGURES, figure_problem, is_figure, score_problem
@@ -24,7 +27,8 @@ from .rowcheck import FIGURES, figure_problem, is_figure, score_problem
 _NAMES = ("system", "dataset", "example_id")
 
 
-def _read(file: str) -> list[EvalRow]:
+def _read(file: str) -> tuple[list[EvalRow], Directions]:
+    """A report's rows, and the directions its summary records for its score fields."""
     try:
         data = json.loads(Path(file).read_text(encoding="utf-8"))
     except OSError as exc:
@@ -33,7 +37,10 @@ def _read(file: str) -> list[EvalRow]:
         raise UsageError(f"{file}: not a JSON report ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
         raise UsageError(f"{file}: not a JSON report of context-bench (no 'rows'; use --output json)")
-    return [_row(row, file, number) for number, row in enumerate(data["rows"])]
+    summary = data.get("summary")
+    fields = summary.get("score_fields") if isinstance(summary, dict) else None
+    directions = Directions.reported(fields) if isinstance(fields, dict) else Directions()
+    return [_row(row, file, number) for number, row in enumerate(data["rows"])], directions
 
 
 def _row(data: Any, file: str, number: int) -> EvalRow:
@@ -87,12 +94,17 @@ def _row(data: Any, file: str, number: int) -> EvalRow:
     return row
 
 
-def load_runs(files: Sequence[str]) -> tuple[list[EvalRow], list[str]]:
-    """Every row of ``files`` (each at least two JSON reports), and what to say (evaluators that
-    differ).  A system name two files share becomes ``FILE:NAME``."""
+def load_runs(files: Sequence[str]) -> tuple[list[EvalRow], list[str], Directions]:
+    """Every row of ``files`` (each at least two JSON reports), what to say (evaluators that
+    differ), and the lower-is-better fields the reports record.  A system name two files share
+    becomes ``FILE:NAME``."""
     if len(files) < 2:
         raise UsageError("compare needs at least two JSON reports")
-    runs = {file: _read(file) for file in files}
+    read = {file: _read(file) for file in files}
+    runs = {file: rows for file, (rows, _) in read.items()}
+    directions = Directions()
+    for _, recorded in read.values():
+        directions = directions.merged(recorded)
     labels = {file: Path(file).stem for file in files}
     if len(set(labels.values())) < len(labels):
         labels = {file: file for file in files}
@@ -127,7 +139,7 @@ def load_runs(files: Sequence[str]) -> tuple[list[EvalRow], list[str]]:
             found.append(row)
     for index, row in enumerate(found):
         row.index = index
-    return found, notices
+    return found, notices, directions
 
 
 def _names(owners: dict[str, list[str]], labels: dict[str, str]) -> dict[tuple[str, str], str]:

@@ -4,6 +4,10 @@ difference, the coverage (which of the baseline's ids the system has), the compr
 tokens and dollars saved, and the loss audit (rows that pass on the baseline and fail on the
 system at the run's threshold, and the reverse).
 
+Each field is read in its direction (:mod:`context_bench.direction`): a row passes a
+lower-is-better field at most at the threshold, and the comparison carries the direction, so its
+difference reads "worse" when positive there.
+
 The rows the baseline has and the system lacks are in the system's columns as errored rows (the
 summary adds them, :attr:`Columns.missing`), so they pair as its failures, unless the run allows
 missing rows (then the comparison is over the shared rows alone).  Savings are over the rows both
@@ -22,6 +26,7 @@ from .records import Comparison
 if TYPE_CHECKING:
     from .analysis import Analysis
     from .columns import Columns
+    from .direction import Direction, Directions
     from .records import Cost, Tokens
 
 Key = tuple[str, str]
@@ -39,6 +44,7 @@ def compare(
     dollars: Mapping[Key, Sequence[float]],
     costs: Mapping[Key, Cost],
     analysis: Analysis,
+    directions: Directions,
 ) -> list[Comparison]:
     """Every other system against the baseline on each data set both ran."""
     baseline = baseline_of(list(dict.fromkeys(system for system, _ in columns)), analysis)
@@ -69,7 +75,20 @@ def compare(
         savings = (*_tokens(base, own, real), cost_saved, source if same else None)
         for field in [f for f in own.scores if f in base.scores]:
             found.append(
-                _field(system, baseline, dataset, field, base, own, ids, pairs, analysis, savings, coverage)
+                _field(
+                    system,
+                    baseline,
+                    dataset,
+                    field,
+                    directions.of(field),
+                    base,
+                    own,
+                    ids,
+                    pairs,
+                    analysis,
+                    savings,
+                    coverage,
+                )
             )
     return found
 
@@ -100,6 +119,7 @@ def _field(
     baseline: str,
     dataset: str,
     field: str,
+    direction: Direction,
     base: Columns,
     own: Columns,
     ids: list[str],
@@ -112,17 +132,16 @@ def _field(
     before = [before_column[b] for b, _ in pairs]
     after = [after_column[o] for _, o in pairs]
     test = paired(before, after, alpha=analysis.alpha) if pairs else None
-    threshold = analysis.threshold
-    lost = [
-        ids[o]
-        for (_, o), b, a in zip(pairs, before, after, strict=True)
-        if b >= threshold and not a >= threshold
-    ]
-    gained = [
-        ids[o]
-        for (_, o), b, a in zip(pairs, before, after, strict=True)
-        if a >= threshold and not b >= threshold
-    ]
+    passed = zip(
+        pairs,
+        direction.passing(before, analysis.threshold),
+        direction.passing(after, analysis.threshold),
+        strict=True,
+    )
+    lost, gained = [], []
+    for (_, o), b, a in passed:
+        if b != a:
+            (lost if b else gained).append(ids[o])
     ratio, tokens_saved, cost_saved, cost_source = savings
     return Comparison(
         system,
@@ -139,6 +158,7 @@ def _field(
         only_baseline=coverage[1],
         only_system=coverage[2],
         cost_source=cost_source,
+        direction=direction.name,
     )
 
 

@@ -15,6 +15,7 @@ import attrs
 
 from .analysis import Analysis
 from .comparisons import baseline_of, compare, notes
+from .direction import HIGHER, Direction, Directions
 from .metrics.aggregate import percentile
 from .metrics.agreement import krippendorff_alpha
 from .metrics.intervals import estimate, finite
@@ -158,13 +159,14 @@ def latency_of(columns: Columns) -> LatencyFigures:
     return LatencyFigures(_mean(values), *(percentile(values, q) for q in (50, 95, 99)))
 
 
-def passing_of(columns: Columns, cost: Cost, analysis: Analysis) -> Passing:
+def passing_of(columns: Columns, cost: Cost, analysis: Analysis, directions: Directions) -> Passing:
+    """The share of rows whose primary score passes the threshold in its direction (at least it,
+    or at most it where lower is better), and the dollars per passing row."""
     threshold = analysis.threshold
     field = analysis.field_of(columns.scores)
     if field is None or not len(columns):
         return Passing(analysis.score_field or DEFAULT_SCORE_FIELD, threshold)
-    column = columns.scores[field]
-    passed = sum(1 for value in column if value >= threshold)
+    passed = sum(directions.of(field).passing(columns.scores[field], threshold))
     cost_of_pass = cost.dollars / passed if cost.dollars is not None and passed else None
     return Passing(field, threshold, passed / len(columns), cost_of_pass)
 
@@ -183,7 +185,9 @@ class GroupFigures:
     dollars: list[float] = attrs.field(repr=False)
 
 
-def group_figures(system: str, columns: Columns, judges: JudgeTally, analysis: Analysis) -> GroupFigures:
+def group_figures(
+    system: str, columns: Columns, judges: JudgeTally, analysis: Analysis, directions: Directions
+) -> GroupFigures:
     ci: dict[str, list[float] | None] = {}
     stderr: dict[str, float | None] = {}
     for field, column in columns.scores.items():
@@ -199,17 +203,23 @@ def group_figures(system: str, columns: Columns, judges: JudgeTally, analysis: A
         tokens_of(columns),
         cost,
         latency_of(columns),
-        passing_of(columns, cost, analysis),
+        passing_of(columns, cost, analysis, directions),
         judges.figures(analysis),
         dollars,
     )
 
 
-def frontier(points: Mapping[Key, tuple[float | None, float | None]]) -> dict[Key, FrontierPlace]:
-    """Pareto ranks of (score, cost) points, higher score and lower cost better: rank 1 is the
-    points no other dominates, rank 2 those only rank 1 dominates, and so on; a point without a
-    score or cost has no rank."""
-    left = {key: point for key, point in points.items() if point[0] is not None and point[1] is not None}
+def frontier(
+    points: Mapping[Key, tuple[float | None, float | None]], direction: Direction = HIGHER
+) -> dict[Key, FrontierPlace]:
+    """Pareto ranks of (score, cost) points, the better score (in its ``direction``) and lower
+    cost better: rank 1 is the points no other dominates, rank 2 those only rank 1 dominates, and
+    so on; a point without a score or cost has no rank."""
+    left = {
+        key: (direction.gain(score), cost)
+        for key, (score, cost) in points.items()
+        if score is not None and cost is not None
+    }
     places = {key: FrontierPlace() for key in points}
     rank = 1
     while left:
@@ -262,13 +272,21 @@ class RunFigures:
 
 
 def run_figures(
-    columns: Mapping[Key, Columns], judges: Mapping[Key, JudgeTally], analysis: Analysis
+    columns: Mapping[Key, Columns],
+    judges: Mapping[Key, JudgeTally],
+    analysis: Analysis,
+    directions: Directions | None = None,
 ) -> RunFigures:
-    groups = {key: group_figures(key[0], group, judges[key], analysis) for key, group in columns.items()}
+    """Every group's figures, the frontier of each data set and the comparisons, each field read
+    in its direction (``directions``; None: every field higher-is-better)."""
+    directions = directions or Directions()
+    groups = {
+        key: group_figures(key[0], group, judges[key], analysis, directions) for key, group in columns.items()
+    }
     baseline = baseline_of(list(dict.fromkeys(system for system, _ in columns)), analysis)
     costs = {key: figures.cost for key, figures in groups.items()}
     dollars = {key: figures.dollars for key, figures in groups.items()}
-    comparisons = compare(columns, dollars, costs, analysis) if baseline is not None else []
+    comparisons = compare(columns, dollars, costs, analysis, directions) if baseline is not None else []
     said = notes(comparisons, costs, {key: figures.tokens for key, figures in groups.items()}, analysis)
     places: dict[Key, FrontierPlace] = {}
     for dataset in dict.fromkeys(d for _, d in columns):
@@ -280,7 +298,7 @@ def run_figures(
             scores = finite(columns[key].scores.get(field, ()) if field else ())
             spent = groups[key].cost.dollars if priced else groups[key].tokens.total
             points[key] = (sum(scores) / len(scores) if scores else None, spent)
-        places.update(frontier(points))
+        places.update(frontier(points, directions.of(field) if field else HIGHER))
     total = JudgeTally()
     for tally in judges.values():
         total.absorb(tally)

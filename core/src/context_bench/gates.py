@@ -1,22 +1,27 @@
 """Quality gates: what makes a finished run fail in CI, and the exit status that says so.
 
 Three checks read a run's rows after its report is written: the share of rows the systems could
-not answer and of rows each evaluator failed on (``--max-failure-rate``), the floors on headline
-means (``--fail-under``), and the paired comparison with a baseline system (``--fail-if-worse``).
-Their syntax is checked when the flags are read, before any row runs; the names they give
-(systems, data sets, score fields) are checked against the run's rows, since an evaluator wired
-per row only shows its fields once it scored.
+not answer and of rows each evaluator failed on (``--max-failure-rate``), the bounds on headline
+means (``--fail-under`` a floor, ``--fail-over`` a ceiling), and the paired comparison with a
+baseline system (``--fail-if-worse``).  Each reads its field in its direction
+(:mod:`context_bench.direction`): a floor on a lower-is-better field, or a ceiling on a
+higher-is-better one, would pass the worse system, so it is refused with the other flag as the
+hint.  Their syntax is checked when the flags are read, before any row runs (and a bound's
+direction against the installed evaluators); the names they give (systems, data sets, score
+fields) are checked against the run's rows, since an evaluator wired per row only shows its
+fields once it scored.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
 
+from .direction import HIGHER, LOWER, Direction, named
 from .errors import UsageError
 
 if TYPE_CHECKING:  # the run's records load with the run, not with the command line's parser
@@ -56,7 +61,7 @@ def _scoped(given: str, flag: str, shape: str) -> tuple[str | None, str, str, st
     (empty when no value was given) and value; a UsageError naming ``shape`` when it is not one."""
     left, equals, value = given.rpartition("=") if "=" in given else (given, "", "")
     scope, colon, field = left.rpartition(":")
-    if not field or (colon and not scope) or (equals and not value and flag == "--fail-under"):
+    if not field or (colon and not scope) or (equals and not value and flag != "--fail-if-worse"):
         raise UsageError(f"{flag} {given}: expected {shape}")
     return scope or None, field, equals, value
 
@@ -71,9 +76,10 @@ def _groups(scope: str | None, names: Sequence[tuple[str, str]]) -> list[tuple[s
 
 
 @attrs.frozen
-class FloorGate:
-    """``--fail-under [[SYSTEM/]DATASET:]FIELD=VALUE``: the headline mean of ``field`` must reach
-    ``bound`` in every (system, data set) group ``scope`` names (all of them when None)."""
+class BoundGate:
+    """``--fail-under [[SYSTEM/]DATASET:]FIELD=VALUE`` (a floor) or ``--fail-over ...`` (a
+    ``ceiling``): the headline mean of ``field`` must pass ``bound`` (at least it, or at most it)
+    in every (system, data set) group ``scope`` names (all of them when None)."""
 
     field: str
     bound: float
@@ -81,14 +87,40 @@ class FloorGate:
     #: a ``/``).
     scope: str | None = None
     given: str = ""
+    ceiling: bool = False
 
     @classmethod
-    def parse(cls, given: str) -> FloorGate:
-        shape = "[[SYSTEM/]DATASET:]FIELD=VALUE"
-        scope, field, equals, value = _scoped(given, "--fail-under", shape)
+    def parse(cls, given: str, ceiling: bool = False) -> BoundGate:
+        flag, shape = _FLAGS[ceiling], "[[SYSTEM/]DATASET:]FIELD=VALUE"
+        scope, field, equals, value = _scoped(given, flag, shape)
         if not equals:
-            raise UsageError(f"--fail-under {given}: expected {shape}")
-        return cls(field, _number(value, "--fail-under", given), scope, given)
+            raise UsageError(f"{flag} {given}: expected {shape}")
+        return cls(field, _number(value, flag, given), scope, given, ceiling)
+
+    @property
+    def flag(self) -> str:
+        return _FLAGS[self.ceiling]
+
+    @property
+    def direction(self) -> Direction:
+        """The direction of the fields this gate bounds: a ceiling suits a lower-is-better one."""
+        return LOWER if self.ceiling else HIGHER
+
+    def check(self, direction: Direction) -> None:
+        """A UsageError when the gate's field points the other ``direction`` (a floor would pass
+        the worse system), naming the flag that bounds it."""
+        if direction == self.direction:
+            return
+        other = _FLAGS[not self.ceiling]
+        raise UsageError(
+            f"{self.flag} {self.given}: {direction.name} {self.field} is better, so a "
+            f"{'ceiling' if self.ceiling else 'floor'} fails the better system and passes the worse; "
+            f"bound it with {other} {self.given}"
+        )
+
+
+#: A mean gate's flag: a floor (``False``) or a ceiling (``True``).
+_FLAGS = {False: "--fail-under", True: "--fail-over"}
 
 
 @attrs.frozen
@@ -109,9 +141,13 @@ class WorseGate:
 
     def fails(self, comparison: Comparison) -> bool:
         """The rule (docs/ci.md): the paired test is significant at the run's alpha *and* the
-        interval's upper bound is below ``-margin``, so a failure never prints a p-value above alpha."""
+        interval lies beyond ``margin`` on the worse side (its upper bound below ``-margin``, or
+        its lower bound above ``margin`` where lower is better), so a failure never prints a
+        p-value above alpha."""
         ci = comparison.ci
-        return bool(comparison.significant) and ci is not None and ci[1] < -self.margin
+        if not comparison.significant or ci is None:
+            return False
+        return named(comparison.direction).gains(ci)[1] < -self.margin
 
 
 @attrs.frozen
@@ -126,10 +162,11 @@ class Verdict:
 class Gates:
     """The gates of one command line; :meth:`judge` applies them to a finished run."""
 
-    fail_under: tuple[FloorGate, ...] = ()
+    fail_under: tuple[BoundGate, ...] = ()
     fail_if_worse: tuple[WorseGate, ...] = ()
     baseline: str | None = None
     max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE
+    fail_over: tuple[BoundGate, ...] = ()
 
     @classmethod
     def parse(
@@ -138,6 +175,7 @@ class Gates:
         fail_if_worse: Sequence[str] = (),
         baseline: str | None = None,
         max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE,
+        fail_over: Sequence[str] = (),
     ) -> Gates:
         """The flags' values, checked (a UsageError names the first bad one)."""
         if not 0 <= max_failure_rate <= 1:  # NaN too
@@ -147,11 +185,24 @@ class Gates:
                 "--fail-if-worse needs --baseline NAME (the system the others are compared with)"
             )
         return cls(
-            tuple(FloorGate.parse(text) for text in fail_under),
+            tuple(BoundGate.parse(text) for text in fail_under),
             tuple(WorseGate.parse(text) for text in fail_if_worse),
             baseline,
             max_failure_rate,
+            tuple(BoundGate.parse(text, ceiling=True) for text in fail_over),
         )
+
+    @property
+    def bounds(self) -> tuple[BoundGate, ...]:
+        """The floors and ceilings on means."""
+        return (*self.fail_under, *self.fail_over)
+
+    def check_directions(self, direction_of: Callable[[str], Direction]) -> None:
+        """A UsageError for a floor on a lower-is-better field or a ceiling on a higher-is-better
+        one (``direction_of(field)``): before the run as the installed evaluators declare them,
+        after it as the run's summary records them."""
+        for gate in self.bounds:
+            gate.check(direction_of(gate.field))
 
     def check_names(self, systems: Sequence[str] | None, datasets: Sequence[str]) -> None:
         """Before the run: a UsageError for ``--baseline`` naming no system and a gate's scope
@@ -162,7 +213,7 @@ class Gates:
                 f"--baseline {self.baseline}: no such system in this run (it has {', '.join(systems)})"
             )
         for flag, gate in [
-            *(("--fail-under", g) for g in self.fail_under),
+            *((g.flag, g) for g in self.bounds),
             *(("--fail-if-worse", g) for g in self.fail_if_worse),
         ]:
             scope = gate.scope
@@ -186,12 +237,13 @@ class Gates:
         total, errored = sum(g.rows for g in summary.groups), sum(g.errors for g in summary.groups)
         if total and errored == total:
             return Verdict(ALL_ERRORED, [f"none of the {total} rows could be scored"])
-        floors = [(gate, self._resolve(gate, groups)) for gate in self.fail_under]
+        self.check_directions(summary.direction)
+        bounded = [(gate, self._resolve(gate, groups)) for gate in self.bounds]
         worse = [(gate, self._compared(gate, groups, summary)) for gate in self.fail_if_worse]
         rates = summarize.failure_counts.lines(self.max_failure_rate)
         lines = list(rates)
-        for gate, keys in floors:
-            lines.extend(self._floor(gate, keys, groups, summarize))
+        for gate, keys in bounded:
+            lines.extend(self._bound(gate, keys, groups, summarize))
         for gate, compared in worse:
             lines.extend(_worse(gate, compared, summarize.analysis.alpha))
         status = TOO_MANY_FAILURES if rates else GATE_FAILED if lines else OK
@@ -216,41 +268,43 @@ class Gates:
         return summarize, summary  # type: ignore[return-value]
 
     @staticmethod
-    def _resolve(gate: FloorGate, groups: dict[tuple[str, str], GroupSummary]) -> list[tuple[str, str]]:
+    def _resolve(gate: BoundGate, groups: dict[tuple[str, str], GroupSummary]) -> list[tuple[str, str]]:
         keys = _groups(gate.scope, list(groups))
         if not keys:
             raise UsageError(
-                f"--fail-under {gate.given}: no data set or SYSTEM/DATASET {gate.scope!r} in this run"
+                f"{gate.flag} {gate.given}: no data set or SYSTEM/DATASET {gate.scope!r} in this run"
             )
         having = [key for key in keys if gate.field in groups[key].scores]
         if not having:
             where = f" of {gate.scope}" if gate.scope else ""
             raise UsageError(
-                f"--fail-under {gate.given}: no group{where} in this run has a score {gate.field!r}"
+                f"{gate.flag} {gate.given}: no group{where} in this run has a score {gate.field!r}"
             )
         return having
 
     @staticmethod
-    def _floor(
-        gate: FloorGate,
+    def _bound(
+        gate: BoundGate,
         keys: list[tuple[str, str]],
         groups: dict[tuple[str, str], GroupSummary],
         summarize: Summarizer,
     ) -> list[str]:
-        """Each group whose headline mean is below the bound, with the report's interval of it."""
+        """Each group whose headline mean does not pass the bound (below a floor, above a
+        ceiling), with the report's interval of it."""
         from .metrics.interval import Interval
 
         failed = []
         for key in keys:
             group = groups[key]
             mean = group.scores[gate.field]
-            if mean is None or mean >= gate.bound:
+            if mean is None or gate.direction.passes(mean, gate.bound):
                 continue
             low, high = group.ci.get(gate.field) or (-math.inf, math.inf)
             n = sum(1 for value in summarize.groups[key].columns.scores[gate.field] if value == value)
             failed.append(
-                f"gate failed: --fail-under {gate.given}: {gate.field} of {key[0]} on {key[1]} is "
-                f"{Interval(mean, low, high, n).describe()}, below {gate.bound:g}"
+                f"gate failed: {gate.flag} {gate.given}: {gate.field} of {key[0]} on {key[1]} is "
+                f"{Interval(mean, low, high, n).describe()}, {'above' if gate.ceiling else 'below'} "
+                f"{gate.bound:g}"
             )
         return failed
 
@@ -288,11 +342,15 @@ def _worse(gate: WorseGate, compared: list[Comparison], alpha: float) -> list[st
             continue
         interval = Interval(c.delta, *c.ci, c.n, 1 - alpha)  # type: ignore[arg-type, misc]
         shared = f"; {c.shared()}" if c.shared() else ""
+        beyond = (
+            f"significantly above {gate.margin:g}: worse by {c.delta:.3f}, lower {c.field} being better"
+            if named(c.direction).lower
+            else f"significantly below {-gate.margin or 0.0:g}"
+        )
         failed.append(
             f"gate failed: --fail-if-worse {gate.given}: {c.field} of {c.system} minus the baseline "
             f"{c.baseline} on {c.dataset} is {interval.describe()} ({TEST_NAMES[str(c.test)]}, "
-            f"p={p_text(c.p_value, alpha)} < alpha {alpha:g}{shared}), significantly below "
-            f"{-gate.margin or 0.0:g}"
+            f"p={p_text(c.p_value, alpha)} < alpha {alpha:g}{shared}), {beyond}"
         )
     return failed
 

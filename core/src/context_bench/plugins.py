@@ -20,6 +20,7 @@ import attrs
 import pluggy
 
 from . import hookspecs
+from .direction import Directions
 from .errors import AmbiguousEvaluator, EvaluatorNotFound, PluginError, UsageError
 from .hookspecs import SHARED_OPTIONS
 from .providers import providers
@@ -105,7 +106,12 @@ class PluginInfo:
             "reason": self.reason,
             "failures": [failure.to_dict() for failure in self.failures],
             "evaluators": [
-                {"name": e.name, "fields": list(e.fields), "description": e.description}
+                {
+                    "name": e.name,
+                    "fields": list(e.fields),
+                    "score_fields": e.score_fields(),
+                    "description": e.description,
+                }
                 for e in self.evaluators
             ],
             "autowire": [_rule_dict(r) for r in self.rules],
@@ -463,6 +469,17 @@ class PluginHost:
             for info in self.plugins.values()
             if info.status not in ("loaded", "disabled")
         ]
+
+    def directions(self, evaluators: Iterable[Any] = ()) -> Directions:
+        """Which way each score field points: lower-is-better where an installed evaluator's spec
+        declares it, or one of ``evaluators`` (a run's) declares it of itself
+        (:meth:`EvaluatorSpec.declared_by`); every figure, report and gate reads the result."""
+        specs = [spec for _, spec in self.evaluator_specs()]
+        lower: dict[str, float] = {}
+        for spec in [*specs, *map(EvaluatorSpec.declared_by, evaluators)]:
+            for field, worst in spec.failure_values().items():
+                lower.setdefault(field, worst)  # the first declaration of a field wins
+        return Directions(lower)
 
     def spec_of(self, evaluator: Any) -> EvaluatorSpec | None:
         """The spec whose factory is ``evaluator``'s class; a factory not yet imported is not imported

@@ -12,6 +12,7 @@ from typing import Any, Protocol
 import attrs
 
 from .defaults import DEFAULT_THRESHOLD
+from .direction import Direction, named
 
 
 @attrs.define
@@ -140,8 +141,8 @@ class LatencyFigures:
 
 @attrs.frozen
 class Passing:
-    """The share of rows whose primary score reaches the threshold (a row without it fails),
-    and the dollars per passing row."""
+    """The share of rows whose primary score reaches the threshold (at most it where lower is
+    better; a row without it fails), and the dollars per passing row."""
 
     field: str = DEFAULT_SCORE_FIELD
     threshold: float = DEFAULT_THRESHOLD
@@ -205,6 +206,9 @@ class Comparison:
     only_baseline: list[str] = attrs.Factory(list)
     only_system: list[str] = attrs.Factory(list)
     cost_source: str | None = None
+    #: Which way ``field`` points (``higher`` or ``lower`` is better): ``delta`` is the system's
+    #: minus the baseline's either way, so a positive one is worse where lower is better.
+    direction: str = "higher"
 
     def shared(self) -> str:
         """``4 of 10 rows shared`` where the system lacks some of the baseline's rows, else ''
@@ -214,6 +218,15 @@ class Comparison:
         missing = len(self.only_baseline)
         total = round(missing / (1 - self.coverage))
         return f"{total - missing} of {total} rows shared"
+
+
+@attrs.frozen
+class ScoreField:
+    """What a report says of one score field: which way it points (``higher`` or ``lower`` is
+    better, :mod:`context_bench.direction`) and what a row that failed counts in its means."""
+
+    direction: str = "higher"
+    failure_value: float = 0.0
 
 
 @attrs.frozen
@@ -229,7 +242,8 @@ class GroupSummary:
     metrics: dict[str, dict[str, Any]] = attrs.Factory(dict)
     failures: dict[str, int] = attrs.Factory(dict)
     breakdown: dict[str, dict[str, BreakdownPart]] = attrs.Factory(dict)
-    #: ``errors / rows``: the share of rows that count 0 in ``scores`` for the fields they lack.
+    #: ``errors / rows``: the share of rows that count their worst value in ``scores`` for the
+    #: fields they lack (0, or the top of the range where lower is better).
     error_rate: float | None = None
     #: The means over the rows that produced each field, errored rows left out (never the headline).
     scores_scored_only: Means = attrs.Factory(dict)
@@ -308,8 +322,8 @@ class Summary:
     #: Token usage per evaluator (``input_tokens``, ``output_tokens``), summed over the rows.
     usage: dict[str, dict[str, float]] = attrs.Factory(dict)
     warnings: list[str] = attrs.Factory(list)
-    #: False (the default): an errored row counts 0 in ``scores`` for every field of its group it
-    #: lacks; True: the headline means are over scored rows alone (``--exclude-errors``).
+    #: False (the default): an errored row counts its worst value in ``scores`` for every field of
+    #: its group it lacks; True: the headline means are over scored rows alone (``--exclude-errors``).
     exclude_errors: bool = False
     #: The unit of each metric's figures, where it has one (``{"latency": "s"}``).
     units: dict[str, str] = attrs.Factory(dict)
@@ -326,6 +340,13 @@ class Summary:
     prices: dict[str, Any] = attrs.Factory(lambda: {"missing": []})
     #: The comparisons' significance level (``--alpha``); their intervals are at ``1 - alpha``.
     alpha: float = 0.05
+    #: Every score field of the run: its direction and what a failed row counts in it.
+    score_fields: dict[str, ScoreField] = attrs.Factory(dict)
+
+    def direction(self, field: str) -> Direction:
+        """Which way ``field`` points (higher is better for a field the summary does not know)."""
+        found = self.score_fields.get(field)
+        return named(found.direction if found is not None else None)
 
     def to_dict(self) -> dict[str, Any]:
         """Plain dicts and lists, keys in field order: the ``summary`` of the JSON report (a
@@ -393,7 +414,7 @@ class EvalResult:
 
     def summarized(self, *, exclude_errors: bool) -> EvalResult:
         """The same rows summarized again: with ``exclude_errors`` the headline means are over the
-        scored rows alone; without, an errored row counts 0 (the default).  Unchanged when the
+        scored rows alone; without, an errored row counts its worst value (the default).  Unchanged when the
         result has no summarizer or already reads that way."""
         if self.summarize is None or self.summarize.exclude_errors == exclude_errors:
             return self

@@ -94,7 +94,7 @@ class _TaskBuilder:
             self._wirings[name] = self.wirer.wire(name)
         return self._wirings[name]
 
-    def _evaluators(self) -> list[Any]:
+    def evaluators(self) -> list[Any]:
         """Every evaluator the run's data sets were wired to, once each."""
         seen: dict[int, Any] = {}
         for wiring in self._wirings.values():
@@ -106,7 +106,7 @@ class _TaskBuilder:
         """What the run's evaluators have to say in its summary (``notices()``, e.g. a sandbox
         layer that was off), each line once."""
         lines = (
-            line for e in self._evaluators() if callable(n := getattr(e, "notices", None)) for line in n()
+            line for e in self.evaluators() if callable(n := getattr(e, "notices", None)) for line in n()
         )
         return list(dict.fromkeys(lines))
 
@@ -115,7 +115,7 @@ class _TaskBuilder:
         its rows' usage is under: ``--price MODEL`` prices its tokens as it does a system's."""
         return {
             evaluator_name(e): model
-            for e in self._evaluators()
+            for e in self.evaluators()
             if isinstance(model := getattr(e, "model", None), str)
         }
 
@@ -343,11 +343,9 @@ def evaluate(
     sizes = [len(rows) if isinstance(rows, Sequence) else None for _, rows in named]
     total = None if None in sizes else len(system_list) * sum(sizes)  # type: ignore[arg-type]
     bar = Progress(total, label="scoring" if scoring else "running", enabled=config.output.progress)
-    failure_values = {f: v for _, spec in host.evaluator_specs() for f, v in spec.failure_values().items()}
     summarize = Summarizer(
         analysis.metrics,
         breakdown=analysis.breakdown,
-        failure_values=failure_values,
         exclude_errors=analysis.exclude_errors,
         analysis=analysis,
     )
@@ -395,6 +393,7 @@ def evaluate(
         notices += [*cache.notices, *([cache.failure] if cache.failure else [])]
     summarize.notices = notices
     summarize.judge_models = builder.evaluator_models()
+    summarize.directions = host.directions(builder.evaluators())
     return EvalResult(rows=delivery.rows, summary=summarize.finish(), summarize=summarize)
 
 

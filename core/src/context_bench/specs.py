@@ -8,6 +8,7 @@ from typing import Any
 
 import attrs
 
+from .direction import HIGHER, LOWER
 from .errors import UsageError
 
 #: A callable, or a lazy reference ``"package.module:attribute"`` resolved only when used, so that
@@ -72,8 +73,9 @@ class EvaluatorSpec:
     ``ranges`` declares the values a score can take: ``(0, 1)`` for every field, or a mapping of
     field -> ``(low, high)``; a cached score outside it was not computed by this evaluator (a
     tampered or foreign cache) and is computed again.  ``lower_is_better`` names the fields where a
-    lower score is the better one (``extra_words``): a row that failed counts at the top of the
-    field's range there (1 without a declared range), never at the flattering 0.
+    lower score is the better one (``extra_words``): every figure, report and gate reads them so
+    (:mod:`context_bench.direction`), and a row that failed counts at the top of the field's range
+    there (1 without a declared range), never at the flattering 0.
     """
 
     name: str
@@ -82,6 +84,27 @@ class EvaluatorSpec:
     description: str = ""
     ranges: dict[str, Range] = attrs.field(converter=_ranges, default=None, hash=False)
     lower_is_better: tuple[str, ...] = attrs.field(converter=_as_tuple, default=())
+
+    @classmethod
+    def declared_by(cls, evaluator: Any) -> EvaluatorSpec:
+        """What an evaluator instance declares of itself, read as a spec's fields are: its
+        ``ranges`` and ``lower_is_better`` attributes, where it has them (an evaluator of the
+        Python API that no plugin registers: ``lower_is_better = ("profanity",)``)."""
+        return cls(
+            str(getattr(evaluator, "name", type(evaluator).__name__)),
+            type(evaluator),
+            ranges=getattr(evaluator, "ranges", None),
+            lower_is_better=getattr(evaluator, "lower_is_better", ()),
+        )
+
+    def score_fields(self) -> dict[str, dict[str, str]]:
+        """Each field it declares with its direction, as ``evaluators --json`` and ``plugins
+        --json`` say it: ``{"extra_words": {"direction": "lower"}}``."""
+        fields = dict.fromkeys([*self.fields, *self.lower_is_better])
+        return {
+            field: {"direction": (LOWER if field in self.lower_is_better else HIGHER).name}
+            for field in fields
+        }
 
     def failure_values(self) -> dict[str, float]:
         """The value a failed row counts for each field where 0 would flatter it: the top of its range."""

@@ -15,6 +15,7 @@ import attrs
 from .analysis import Analysis
 from .columns import NAN, Columns
 from .comparisons import baseline_of
+from .direction import Directions, named
 from .figures import JudgeTally, RunFigures, run_figures
 from .metrics import Latency, percentile
 from .records import (
@@ -25,6 +26,7 @@ from .records import (
     EvaluatorFailures,
     GroupSummary,
     RowError,
+    ScoreField,
     Summary,
     SystemSummary,
 )
@@ -223,6 +225,24 @@ def _unpriced(figures: RunFigures) -> list[str]:
     ]
 
 
+def _counted(score_fields: Mapping[str, ScoreField]) -> str:
+    """What an errored row counts in the means: 0, or a lower-is-better field's worst value."""
+    worst = [
+        f"{info.failure_value:g} for {field}"
+        for field, info in score_fields.items()
+        if named(info.direction).lower
+    ]
+    if not worst:
+        return "each counts 0 in the means for the scores it lacks"
+    said = ", ".join(worst)
+    where = (
+        f"{said}: lower is better"
+        if len(worst) == len(score_fields)
+        else f"0, or {said}, where lower is better"
+    )
+    return f"each counts its worst value in the means for the scores it lacks ({where})"
+
+
 def _message_key(error: RowError, row: EvalRow) -> tuple[str, str, str, str]:
     """What makes errors alike: stage, source, type and message, one line, trimmed.  An input
     error's source is the row's place in the file; its data set stands in, and the message loses
@@ -374,11 +394,11 @@ class Summarizer:
     (about a hundred bytes a row), and counts of errors and failures with a few example messages.
 
     A row with an error (the system could not answer, the input was unreadable, an evaluator
-    raised) counts as a 0 in the headline means for every score field of its group it lacks: the
-    fields any row of the same (system, data set) produced, or, when none did, any row of that
-    data set.  Where a lower score is better (``failure_values``: field -> the value a failed row
-    counts, the top of its range, from ``EvaluatorSpec.lower_is_better``) it counts that instead,
-    so a failure never makes a mean look better.  ``exclude_errors`` makes the headline
+    raised) counts its worst value in the headline means for every score field of its group it
+    lacks: the fields any row of the same (system, data set) produced, or, when none did, any row
+    of that data set.  That is 0, or where lower is better (``directions``: the run's
+    :class:`~context_bench.direction.Directions`, which every figure reads) the top of the field's
+    range, so a failure never makes a mean look better.  ``exclude_errors`` makes the headline
     the means over scored rows alone; those are always in ``scores_scored_only`` too.
     """
 
@@ -389,10 +409,11 @@ class Summarizer:
         failure_rate: float = FAILURE_WARNING_RATE,
         notices: Sequence[str] = (),
         exclude_errors: bool = False,
-        failure_values: Mapping[str, float] | None = None,
+        directions: Directions | None = None,
         analysis: Analysis | None = None,
     ) -> None:
-        self.failure_values = dict(failure_values or {})
+        #: Which way each score field points; the runner sets it from the run's evaluators.
+        self.directions = directions or Directions()
         #: The primary score, threshold, baseline and prices the figures read.
         self.analysis = analysis or Analysis()
         self.metrics = [Latency(), *metrics]
@@ -461,10 +482,11 @@ class Summarizer:
             self._missing = self._add_missing()
         groups = self.groups
         fields = self._fields_of = self._fields({key: group.tally for key, group in groups.items()})
+        failure_values = self.directions.lower
         for key, group in groups.items():
-            group.tally.settle(fields[key], self.failure_values)
+            group.tally.settle(fields[key], failure_values)
             if not self.exclude_errors:
-                group.fill_failed(fields[key], self.failure_values)
+                group.fill_failed(fields[key], failure_values)
         systems: dict[str, _Tally] = {}
         datasets: dict[str, list[str]] = {}
         for (system, dataset), group in groups.items():
@@ -474,6 +496,7 @@ class Summarizer:
         errors = self._errors.counts()
         overflow: list[str] = []
         figures = self._figures(groups)
+        score_fields = self._score_fields()
         return Summary(
             groups=[
                 self._group(system, dataset, group, fields[(system, dataset)], overflow, figures)
@@ -494,7 +517,7 @@ class Summarizer:
             failures=failures,
             usage=dict(self._usage),
             warnings=self.notices
-            + self._warnings(failures, errors, self._rows + self._missing)
+            + self._warnings(failures, errors, self._rows + self._missing, score_fields)
             + overflow
             + self._absent
             + figures.notes
@@ -507,7 +530,16 @@ class Summarizer:
             judges=figures.judges,
             prices={"missing": figures.missing},
             alpha=self.analysis.alpha,
+            score_fields=score_fields,
         )
+
+    def _score_fields(self) -> dict[str, ScoreField]:
+        """Every score field of the run, with its direction and what a failed row counts in it."""
+        names = dict.fromkeys(f for key in self.groups for f in (self._fields_of or {}).get(key, ()))
+        return {
+            field: ScoreField(self.directions.of(field).name, self.directions.failure_value(field))
+            for field in names
+        }
 
     def _add_missing(self) -> int:
         """Give each system an errored row for every row the baseline has on a data set both ran
@@ -557,7 +589,7 @@ class Summarizer:
         analysis = self.analysis
         if self.judge_models:
             analysis = attrs.evolve(analysis, models={**self.judge_models, **analysis.models})
-        return run_figures(columns, judges, analysis)
+        return run_figures(columns, judges, analysis, self.directions)
 
     @property
     def rows(self) -> int:
@@ -566,8 +598,9 @@ class Summarizer:
 
     @staticmethod
     def _fields(groups: dict[tuple[str, str], _Tally]) -> dict[tuple[str, str], tuple[str, ...]]:
-        """The score fields each group's errored rows count 0 for: those of its scored rows, or of
-        the data set's rows under any system when the group has none (every row failed)."""
+        """The score fields each group's errored rows count their worst value for: those of its
+        scored rows, or of the data set's rows under any system when the group has none (every row
+        failed)."""
         own = {key: tuple(tally.sums) for key, tally in groups.items()}
         by_dataset: dict[str, dict[str, None]] = {}
         for (_, dataset), names in own.items():
@@ -635,7 +668,7 @@ class Summarizer:
     def _breakdown(self, group: _Group, key: str, fields: tuple[str, ...]) -> dict[str, BreakdownPart]:
         parts = group.breakdown.get(key, {})
         for part in parts.values():
-            part.settle(fields, self.failure_values)
+            part.settle(fields, self.directions.lower)
         return {
             value: BreakdownPart(rows=t.rows, scores=_finite(t.means(self.exclude_errors)))
             for value, t in sorted(parts.items())
@@ -659,7 +692,13 @@ class Summarizer:
         found.subtract(self.failure_counts.raised)
         return found
 
-    def _warnings(self, failures: dict[str, EvaluatorFailures], errors: ErrorCounts, rows: int) -> list[str]:
+    def _warnings(
+        self,
+        failures: dict[str, EvaluatorFailures],
+        errors: ErrorCounts,
+        rows: int,
+        score_fields: dict[str, ScoreField],
+    ) -> list[str]:
         found = []
         for name, info in failures.items():
             if info.rate > self.failure_rate:
@@ -672,8 +711,7 @@ class Summarizer:
             counted = (
                 "the means leave them out (--exclude-errors)"
                 if self.exclude_errors
-                else "each counts 0 in the means for the scores it lacks "
-                "(--exclude-errors: the means over scored rows alone)"
+                else f"{_counted(score_fields)} (--exclude-errors: the means over scored rows alone)"
             )
             common = errors.messages[0]
             found.append(

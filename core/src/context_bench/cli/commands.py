@@ -277,8 +277,11 @@ def cmd_compare(args: argparse.Namespace, host: PluginHost) -> int:
     if args.out:
         check_out(args.out, args.output)
     analysis = analysis_from_args(args)
-    rows, notices = load_runs(args.files)
-    summarize = Summarizer(notices=notices, analysis=analysis)
+    rows, notices, recorded = load_runs(args.files)
+    # lower-is-better where a report recorded it so (its run's evaluators, installed here or not) or
+    # an installed evaluator declares it (a report that records no directions)
+    directions = recorded.merged(host.directions())
+    summarize = Summarizer(notices=notices, analysis=analysis, directions=directions)
     result = EvalResult(rows, summarize(rows), summarize, {"compared": list(args.files)})
     options = RunOptions(
         RunConfig(analysis=analysis, output=Output(format=args.output, out=args.out)),

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from ..direction import LOWER_MARK, named
 from ..errors import UsageError
 from ..plugins import PluginHost
 from ..specs import AutowireRule, DatasetSpec
@@ -23,7 +24,7 @@ def cmd_plugins(args: argparse.Namespace, host: PluginHost) -> int:
         reason = f" ({info['reason']})" if info["reason"] else ""
         print(f"{info['name']}{version}: {info['status']}{reason}")
         for ev in info["evaluators"]:
-            print(f"  evaluator {ev['name']} -> {', '.join(ev['fields'])}")
+            print(f"  evaluator {ev['name']} -> {', '.join(_labels(ev))}")
         for rule in info["autowire"]:
             when = " or ".join(
                 filter(
@@ -46,6 +47,8 @@ def cmd_plugins(args: argparse.Namespace, host: PluginHost) -> int:
             print(f"  executor {executor['name']}: {executor['description']}{options}")
         for key, value in info["info"].items():
             print(f"  {key}: {value}")
+    if any(spec.lower_is_better for info in host.plugins.values() for spec in info.evaluators):
+        print(LOWER_MARK)
     return 0
 
 
@@ -59,6 +62,7 @@ def cmd_evaluators(args: argparse.Namespace, host: PluginHost) -> int:
             "name": spec.name if counts[spec.name] == 1 else f"{plugin}/{spec.name}",
             "plugin": plugin,
             "fields": list(spec.fields),
+            "score_fields": spec.score_fields(),
             "description": spec.description,
         }
         for plugin, spec in specs
@@ -68,10 +72,18 @@ def cmd_evaluators(args: argparse.Namespace, host: PluginHost) -> int:
         return 0
     width = max((len(e["name"]) for e in listing), default=10)
     for e in listing:
-        print(f"{e['name']:<{width}}  [{e['plugin']}]  {', '.join(e['fields'])}")
+        print(f"{e['name']:<{width}}  [{e['plugin']}]  {', '.join(_labels(e))}")
         if e["description"]:
             print(f"{'':<{width}}  {e['description']}")
+    if any(spec.lower_is_better for _, spec in specs):
+        print(LOWER_MARK)
     return 0
+
+
+def _labels(evaluator: dict[str, Any]) -> list[str]:
+    """An evaluator's fields as the listings show them: ``extra_words ↓`` where lower is better."""
+    fields = evaluator["score_fields"]
+    return [named(fields.get(f, {}).get("direction")).label(f) for f in evaluator["fields"]]
 
 
 def configure_listing(parser: argparse.ArgumentParser, host: PluginHost) -> None:

@@ -7,7 +7,7 @@ A run file has six parts, each optional::
     [evaluators]  add = [...], remove = [...], autowire = false
     [options]     any other run flag by its name with underscores: max_concurrency, judge_url, ...
     [output]      format, out
-    [gates]       fail_under, fail_if_worse, baseline, max_failure_rate
+    [gates]       fail_under, fail_over, fail_if_worse, baseline, max_failure_rate
 
 Every setting but the systems and data sets is turned into the words of its flag and read by the
 ``run`` parser itself, so it is checked and routed (a plugin's share of the options to that plugin)
@@ -53,7 +53,7 @@ DATASET_KEYS = ("name", "path", "config", "split", "max_examples")
 #: ``[evaluators]`` and ``[output]``: a key and the flag destination it stands for.
 EVALUATOR_KEYS = {"add": "evaluator", "remove": "no_evaluator", "autowire": "no_autowire"}
 OUTPUT_KEYS = {"format": "output", "out": "out"}
-GATE_KEYS = ("fail_under", "fail_if_worse", "baseline", "max_failure_rate")
+GATE_KEYS = ("fail_under", "fail_over", "fail_if_worse", "baseline", "max_failure_rate")
 #: Run flags that are no setting of the run (the systems, data sets and this file have their parts).
 _NOT_OPTIONS = frozenset({"config", "rerun", "yes", "dataset", "no_progress", "help", DEST})
 
@@ -238,7 +238,7 @@ def _settings(data: Mapping[str, Any], path: str, parser: argparse.ArgumentParse
     for key, value in table("gates").items():
         if key not in GATE_KEYS:
             raise UsageError(f"{path}: unknown key 'gates.{key}' (it takes {', '.join(GATE_KEYS)})")
-        if isinstance(value, dict) and key in ("fail_under", "fail_if_worse"):  # {f1 = 0.7}
+        if isinstance(value, dict) and key in ("fail_under", "fail_over", "fail_if_worse"):  # {f1 = 0.7}
             value = [f"{field}={bound}" for field, bound in value.items()]
         found.update(_read(parser, actions, key, value, f"gates.{key}", path))
     taken = {*EVALUATOR_KEYS.values(), *OUTPUT_KEYS.values(), *GATE_KEYS}

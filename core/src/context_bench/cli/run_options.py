@@ -96,8 +96,9 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     parser.add_argument(
         "--exclude-errors",
         action="store_true",
-        help="headline means over scored rows only (default: a row with an error counts 0 for the "
-        "scores it lacks; the error rate shows beside the means either way)",
+        help="headline means over scored rows only (default: a row with an error counts its worst "
+        "value for the scores it lacks, 0 or the top of the range where lower is better; the error "
+        "rate shows beside the means either way)",
     )
     parser.add_argument(
         "--call-timeout",
@@ -134,7 +135,16 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         default=[],
         metavar="[[SYSTEM/]DATASET:]FIELD=VALUE",
         help="exit 3 when the mean of FIELD is below VALUE in a (system, data set) group: every group "
-        "with the field, those of DATASET, or the one of SYSTEM on DATASET (repeatable)",
+        "with the field, those of DATASET, or the one of SYSTEM on DATASET (repeatable; a field where "
+        "lower is better takes --fail-over)",
+    )
+    gates.add_argument(
+        "--fail-over",
+        action="append",
+        default=[],
+        metavar="[[SYSTEM/]DATASET:]FIELD=VALUE",
+        help="exit 3 when the mean of FIELD, a field where lower is better, is above VALUE in a group, "
+        "as --fail-under reads its groups (repeatable)",
     )
     gates.add_argument(
         "--fail-if-worse",
@@ -143,8 +153,8 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         metavar="[[SYSTEM/]DATASET:]FIELD[=MARGIN]",
         help="with --baseline: exit 3 when, on any data set (or DATASET, or SYSTEM on DATASET), a "
         "system's paired difference in FIELD to the baseline (rows matched by id) is significantly "
-        "below -MARGIN (default 0): its test's p is below --alpha and its interval's upper bound below "
-        "-MARGIN (repeatable)",
+        "worse than MARGIN (default 0): its test's p is below --alpha and its whole interval worse "
+        "than MARGIN, below -MARGIN (or above MARGIN where lower is better) (repeatable)",
     )
     gates.add_argument(
         "--baseline",
@@ -242,7 +252,8 @@ class RunOptions:
     config: RunConfig
     #: The command line as given to ``main``, for the report (None: the process's).
     argv: list[str] | None
-    #: What makes the finished run fail (``--fail-under``, ``--fail-if-worse``, ``--max-failure-rate``).
+    #: What makes the finished run fail (``--fail-under``, ``--fail-over``, ``--fail-if-worse``,
+    #: ``--max-failure-rate``).
     gates: Gates
     #: The executor ``--executor`` names (None: the runner's local one); :meth:`build_executor` builds it.
     executor: ExecutorSpec | None
@@ -274,7 +285,9 @@ class RunOptions:
             getattr(args, "fail_if_worse", ()),
             getattr(args, "baseline", None),
             getattr(args, "max_failure_rate", DEFAULT_MAX_FAILURE_RATE),
+            getattr(args, "fail_over", ()),
         )
+        gates.check_directions(host.directions().of)  # the run's own evaluators: after it
         config = RunConfig(
             scope=Scope(
                 evaluators=list(args.evaluator) if args.no_autowire else None,

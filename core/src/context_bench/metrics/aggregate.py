@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from ..direction import HIGHER, LOWER
+
 if TYPE_CHECKING:
     from ..records import EvalRow
 
@@ -27,12 +29,20 @@ def interpolated(ordered: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
+def _passed(rows: Sequence[EvalRow], field: str, threshold: float, lower_is_better: bool) -> int:
+    """Rows whose ``field`` passes ``threshold`` in its direction; a row without it fails."""
+    passes = (LOWER if lower_is_better else HIGHER).passes
+    return sum(1 for r in rows if field in r.scores and passes(r.scores[field], threshold))
+
+
 @attrs.frozen
 class MeanScore:
     """Mean of one score field over the rows that produced it and the rows with an error, which
-    count 0 (like the summary's means: a failure never raises a score)."""
+    count 0, or 1 where ``lower_is_better`` (like the summary's means: a failure never makes a
+    score look better)."""
 
     score_field: str
+    lower_is_better: bool = False
 
     @property
     def name(self) -> str:
@@ -44,15 +54,18 @@ class MeanScore:
         if not values:  # no row of these has the field: an errored one would not have had it either
             return {"mean": math.nan, "n": 0.0}
         failed = sum(1 for r in rows if r.errors and field not in r.scores)
-        return {"mean": sum(values) / (len(values) + failed), "n": float(len(values) + failed)}
+        total = sum(values) + failed * float(self.lower_is_better)
+        return {"mean": total / (len(values) + failed), "n": float(len(values) + failed)}
 
 
 @attrs.frozen
 class PassRate:
-    """Share of rows whose field reaches ``threshold``; rows without the field count as failures."""
+    """Share of rows whose field reaches ``threshold`` (at most it where ``lower_is_better``); rows
+    without the field count as failures."""
 
     score_field: str
     threshold: float = 1.0
+    lower_is_better: bool = False
 
     @property
     def name(self) -> str:
@@ -61,7 +74,7 @@ class PassRate:
     def compute(self, rows: Sequence[EvalRow]) -> dict[str, float]:
         if not rows:
             return {"rate": math.nan, "passed": 0.0}
-        passed = sum(1 for r in rows if r.scores.get(self.score_field, -math.inf) >= self.threshold)
+        passed = _passed(rows, self.score_field, self.threshold, self.lower_is_better)
         return {"rate": passed / len(rows), "passed": float(passed)}
 
 
@@ -86,7 +99,8 @@ class Latency:
 
 @attrs.frozen
 class CostOfPass:
-    """Cost per passing row: total cost / rows passing ``score_field >= threshold``.
+    """Cost per passing row: total cost / rows passing ``score_field >= threshold`` (``<=`` where
+    ``lower_is_better``).
 
     A row's cost is its ``cost`` when the system reported one, else its tokens priced per million
     (``input_price``, ``output_price``).  No passing row gives ``inf``.
@@ -97,6 +111,7 @@ class CostOfPass:
     input_price: float = 0.0
     output_price: float = 0.0
     name: str = "cost_of_pass"
+    lower_is_better: bool = False
 
     def _cost(self, row: EvalRow) -> float:
         if row.cost is not None:
@@ -107,5 +122,5 @@ class CostOfPass:
 
     def compute(self, rows: Sequence[EvalRow]) -> dict[str, float]:
         total = sum(self._cost(r) for r in rows)
-        passed = sum(1 for r in rows if r.scores.get(self.score_field, -math.inf) >= self.threshold)
+        passed = _passed(rows, self.score_field, self.threshold, self.lower_is_better)
         return {"cost_of_pass": total / passed if passed else math.inf, "total_cost": total}

@@ -8,9 +8,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..direction import HIGHER, LOWER, LOWER_MARK, named
 from ..metrics.paired import p_text
 from ..records import Comparison, GroupSummary, Summary
-from .sections import HUGE, MAX_WIDTH, Section, figure, fit, percent, score
+from .sections import HUGE, MAX_WIDTH, Section, figure, fit, labels, percent, score
 
 #: Row ids a loss-audit cell lists before "…".
 AUDIT_IDS = 3
@@ -70,7 +71,7 @@ def key_figures(summary: Summary) -> list[Section]:
     threshold = summary.primary.get("threshold", 0.7)
     # each group's primary score: the run's --score-field where it has one, else its first field
     fields = list(dict.fromkeys(g.passing.field for g in groups))
-    field = fields[0] if len(fields) == 1 else "score"
+    field = labels(summary, fields)[0] if len(fields) == 1 else "score"
     rows = []
     for g in groups:
         tokens, latency = g.tokens, g.latency
@@ -81,7 +82,9 @@ def key_figures(summary: Summary) -> list[Section]:
                 str(g.dataset),
                 figure(g.rows),
                 figure(g.errors),
-                own if len(fields) == 1 else f"{g.passing.field} {own}",
+                own
+                if len(fields) == 1
+                else f"{summary.direction(g.passing.field).label(g.passing.field)} {own}",
                 percent(g.passing.pass_rate),
                 "-"
                 if tokens.input_mean is None
@@ -107,8 +110,20 @@ def key_figures(summary: Summary) -> list[Section]:
         "p50 s",
         "front",
     )
-    title = f"Key figures (pass: {field} ≥ {threshold:g}; in/out: mean tokens per row; front: rank)"
+    passing = _passing(summary, fields, threshold)
+    title = f"Key figures (pass: {passing}; in/out: mean tokens per row; front: rank)"
     return [Section(title, headers, tuple(rows), tuple(i >= 2 for i in range(len(headers))), 2)]
+
+
+def _passing(summary: Summary, fields: list[str], threshold: float) -> str:
+    """What passes, the threshold read in each field's direction: ``f1 ≥ 0.7``, ``profanity ≤
+    0.7``, or, for several fields that point both ways, ``score ≥ 0.7, ≤ for a ↓ score``."""
+    signs = list(dict.fromkeys(summary.direction(f).sign for f in fields))
+    if len(fields) == 1:
+        return f"{fields[0]} {signs[0]} {threshold:g}"
+    if len(signs) == 1:
+        return f"score {signs[0]} {threshold:g}"
+    return f"score {HIGHER.sign} {threshold:g}, {LOWER.sign} for a {LOWER.label('score')}"
 
 
 def _intervals(summary: Summary) -> list[Section]:
@@ -126,7 +141,7 @@ def _intervals(summary: Summary) -> list[Section]:
                     cells.append("-")
                     continue
                 cells.append(_interval(group.ci.get(field)))
-            rows.append((str(dataset), str(field), *cells))
+            rows.append((str(dataset), summary.direction(field).label(str(field)), *cells))
     if not rows:
         return []
     title = "95% intervals of the means" + (" (scored rows only)" if summary.exclude_errors else "")
@@ -156,10 +171,20 @@ def _rows(c: Comparison) -> str:
     return shared.removesuffix(" rows shared") if shared else figure(c.n)
 
 
+def _difference(c: Comparison) -> str:
+    """The system's minus the baseline's, and its sign in words (``+1.000 worse`` where lower is
+    better)."""
+    if c.delta is None:
+        return "-"
+    words = named(c.direction).words(c.delta)
+    return f"{c.delta:+.3f}" if words == "same" else f"{c.delta:+.3f} {words}"
+
+
 def _comparisons(summary: Summary) -> list[Section]:
-    """Each comparison on the primary score, and any other that is significant: the difference,
-    its interval, the p-value and verdict, the minimum detectable difference and the rows paired
-    ("4 of 10 rows shared" where the system lacks some of the baseline's)."""
+    """Each comparison on the primary score, and any other that is significant: the difference
+    and whether it is better or worse, its interval, the p-value and verdict, the minimum
+    detectable difference and the rows paired ("4 of 10 rows shared" where the system lacks some
+    of the baseline's)."""
     if not summary.comparisons:
         return []
     shown = _chosen(summary)
@@ -168,8 +193,8 @@ def _comparisons(summary: Summary) -> list[Section]:
         (
             str(c.system),
             str(c.dataset),
-            str(c.field),
-            "-" if c.delta is None else f"{c.delta:+.3f}",
+            _label(c),
+            _difference(c),
             _interval(c.ci),
             _p(c.p_value, alpha),
             _verdict(c),
@@ -193,11 +218,14 @@ def _comparisons(summary: Summary) -> list[Section]:
         "rows",
         "test",
     )
+    lower = any(named(c.direction).lower for c in summary.comparisons)
     return [
         Section(
             f"Compared with {summary.baseline}, paired on ids (the primary score, and any significant at "
-            f"alpha {alpha:g}; mdd: the smallest difference the rows could show; rows: the pairs, or "
-            "N of M where the system has N of the baseline's M)",
+            f"alpha {alpha:g}; difference: the system's minus the baseline's"
+            + (f", {LOWER_MARK}" if lower else "")
+            + "; mdd: the smallest difference the rows could show; rows: the pairs, or N of M where "
+            "the system has N of the baseline's M)",
             headers,
             rows,
             (False, False, False, True, True, True, False, True, True, False),
@@ -218,6 +246,10 @@ def _chosen(summary: Summary) -> dict[tuple[str, str], Comparison]:
     return chosen
 
 
+def _label(c: Comparison) -> str:
+    return named(c.direction).label(str(c.field))
+
+
 def _ids(ids: list[str]) -> str:
     shown = ", ".join(map(str, ids[:AUDIT_IDS]))
     return (shown + ", …" if len(ids) > AUDIT_IDS else shown) or "-"
@@ -235,12 +267,14 @@ def _audit(summary: Summary) -> list[Section]:
             "-" if c.compression_ratio is None else f"{c.compression_ratio:.2f}x",
             figure(c.tokens_saved),
             _money(c.cost_saved) + (f" {c.cost_source}" if c.cost_saved is not None else ""),
-            f"{c.field}: {len(c.lost)} {_ids(c.lost)}" if c.lost else f"{c.field}: 0",
+            f"{_label(c)}: {len(c.lost)} {_ids(c.lost)}" if c.lost else f"{_label(c)}: 0",
             f"{len(c.gained)} {_ids(c.gained)}" if c.gained else "0",
         )
         for c in chosen.values()
     )
-    threshold = summary.primary.get("threshold", 0.7)
+    passing = _passing(
+        summary, list(dict.fromkeys(c.field for c in chosen.values())), summary.primary.get("threshold", 0.7)
+    )
     headers = (
         "system",
         "dataset",
@@ -252,7 +286,7 @@ def _audit(summary: Summary) -> list[Section]:
     )
     return [
         Section(
-            f"Savings and loss audit against {summary.baseline} (lost, gained: passing ≥ {threshold:g} "
+            f"Savings and loss audit against {summary.baseline} (lost, gained: passing {passing} "
             "on one side only)",
             headers,
             rows,

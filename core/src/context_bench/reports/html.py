@@ -19,6 +19,7 @@ from html import escape
 from importlib import resources
 from typing import Any, TextIO
 
+from ..direction import Directions
 from ..records import EvalResult
 from . import figure_sections, sections, summary_of, svg
 from .html_rows import PAGE, RowEncoder
@@ -154,10 +155,10 @@ def _charts(data: Mapping[str, Any], order: Sequence[str]) -> str:
         own = list(dict.fromkeys(f for g in members for f in g.get("scores") or {}))
         chosen = headline_field(data, own)
         if chosen is not None:
+            lower = Directions.reported(data.get("score_fields") or {}).of(chosen).lower
+            said = f"{chosen} (lower is better)" if lower else chosen
             for label, cost in (("tokens per row", _tokens), ("dollars", _dollars)):
-                charts.append(
-                    _cost_chart(f"{name}: {chosen} against {label}", members, systems, chosen, cost)
-                )
+                charts.append(_cost_chart(f"{name}: {said} against {label}", members, systems, chosen, cost))
         charts.append(svg.intervals(f"{name}: means with 95% intervals", _intervals(members), systems))
         charts.append(svg.latency(f"{name}: latency per system", _spreads(members), systems))
     charts = [c for c in charts if c]

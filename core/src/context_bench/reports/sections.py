@@ -13,6 +13,7 @@ from typing import Any
 
 import attrs
 
+from ..direction import LOWER_MARK
 from ..records import (
     ErrorCounts,
     ErrorMessage,
@@ -125,10 +126,10 @@ def build(summary: Summary) -> list[Section]:
     """Every section the summary calls for, in reading order; empty parts are left out."""
     groups = summary.groups
     return [
-        *_scores(groups, summary.exclude_errors),
-        *_systems(summary.systems, groups),
+        *_scores(summary),
+        *_systems(summary),
         *_metrics(groups, summary.units),
-        *_breakdowns(groups),
+        *_breakdowns(summary),
         *_failures(summary.failures, groups),
         *_errors(summary.errors),
         *_usage(summary.usage),
@@ -164,12 +165,23 @@ def _error_rate(rows: int, errors: int) -> str:
     return percent(errors / rows) if rows else "-"
 
 
-def _scores(groups: list[GroupSummary], exclude_errors: bool) -> list[Section]:
-    """The means per group beside their error rate: an errored row counts 0 in them, unless the
-    run excluded errors (then the title says so)."""
-    title = "Scores (scored rows only, --exclude-errors)" if exclude_errors else "Scores"
+def labels(summary: Summary, fields: Iterable[str]) -> tuple[str, ...]:
+    """Score fields as headers name them: ``profanity ↓`` where lower is better."""
+    return tuple(summary.direction(f).label(f) for f in fields)
+
+
+def marked(title: str, summary: Summary, fields: Iterable[str]) -> str:
+    """A table's title, saying what ``↓`` means when one of its ``fields`` has it."""
+    return f"{title} ({LOWER_MARK})" if any(summary.direction(f).lower for f in fields) else title
+
+
+def _scores(summary: Summary) -> list[Section]:
+    """The means per group beside their error rate: an errored row counts its worst value in
+    them (0, or the top of the range where lower is better), unless the run excluded errors (then
+    the title says so)."""
+    title = "Scores (scored rows only, --exclude-errors)" if summary.exclude_errors else "Scores"
     sections = []
-    for suffix, members, fields in _by_fields(groups):
+    for suffix, members, fields in _by_fields(summary.groups):
         rows = [
             (
                 str(g.system),
@@ -181,14 +193,15 @@ def _scores(groups: list[GroupSummary], exclude_errors: bool) -> list[Section]:
             )
             for g in members
         ]
-        headers = ("system", "dataset", "rows", "errors", "error rate", *fields)
-        sections.append(_keyed(title + suffix, headers, rows, keys=2))
+        headers = ("system", "dataset", "rows", "errors", "error rate", *labels(summary, fields))
+        sections.append(_keyed(marked(title + suffix, summary, fields), headers, rows, keys=2))
     return sections
 
 
-def _systems(systems: Mapping[str, SystemSummary], groups: list[GroupSummary]) -> list[Section]:
+def _systems(summary: Summary) -> list[Section]:
     """Per-system totals, worth a table only when some system ran more than one data set."""
-    if len(groups) <= len(systems):
+    systems: Mapping[str, SystemSummary] = summary.systems
+    if len(summary.groups) <= len(systems):
         return []
     fields = _union(info.scores for info in systems.values())
     rows = [
@@ -203,8 +216,12 @@ def _systems(systems: Mapping[str, SystemSummary], groups: list[GroupSummary]) -
     ]
     return [
         _keyed(
-            "Systems (all data sets: each mean pools the rows of unlike data sets; compare per data set)",
-            ("system", "rows", "errors", "error rate", *fields),
+            marked(
+                "Systems (all data sets: each mean pools the rows of unlike data sets; compare per data set)",
+                summary,
+                fields,
+            ),
+            ("system", "rows", "errors", "error rate", *labels(summary, fields)),
             rows,
             keys=1,
         )
@@ -232,8 +249,9 @@ def _metrics(groups: list[GroupSummary], units: Mapping[str, str]) -> list[Secti
     return sections
 
 
-def _breakdowns(groups: list[GroupSummary]) -> list[Section]:
+def _breakdowns(summary: Summary) -> list[Section]:
     sections = []
+    groups = summary.groups
     for key in _union(g.breakdown for g in groups):
         for suffix, members, fields in _by_fields(groups):
             rows = [
@@ -248,8 +266,9 @@ def _breakdowns(groups: list[GroupSummary]) -> list[Section]:
                 for value, part in (g.breakdown.get(key) or {}).items()
             ]
             if rows:
-                headers = ("system", "dataset", str(key), "rows", *fields)
-                sections.append(_keyed(f"Breakdown by {key}{suffix}", headers, rows, keys=3))
+                headers = ("system", "dataset", str(key), "rows", *labels(summary, fields))
+                title = marked(f"Breakdown by {key}{suffix}", summary, fields)
+                sections.append(_keyed(title, headers, rows, keys=3))
     return sections
 
 

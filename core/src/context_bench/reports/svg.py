@@ -64,8 +64,8 @@ def colour(systems: Sequence[str], system: str) -> str:
 
 
 def frontier(title: str, points: Sequence[Point], systems: Sequence[str], x_label: str, y_label: str) -> str:
-    """Quality (up) against cost (right): one dot per system, hollow when dominated, and the
-    frontier (the systems no other beats on both) joined by a line."""
+    """A score (up) against cost (right): one dot per system, hollow when dominated, and the
+    frontier (the systems no other beats on both, the score read in its direction) joined by a line."""
     if not points:
         return ""
     xs, ys = _span([p.x for p in points]), _span([p.y for p in points])
@@ -74,7 +74,8 @@ def frontier(title: str, points: Sequence[Point], systems: Sequence[str], x_labe
     parts = [_frame(title, height), *plot.axes(x_label, y_label)]
     best = sorted((p for p in points if p.dominated is False), key=lambda p: (p.x, p.y))
     if best:
-        # a staircase: what lies below it and to its right is dominated
+        # a staircase: what lies beyond it (worse, to the right) is dominated; its steps go up
+        # where higher scores are better, down where lower ones are
         corners = [(plot.x(best[0].x), plot.y(best[0].y))]
         for p in best[1:]:
             corners += [(plot.x(p.x), corners[-1][1]), (plot.x(p.x), plot.y(p.y))]
