@@ -6,7 +6,8 @@ from types import ModuleType
 
 import pytest
 
-from context_bench.testing import offline_hub
+import cbench_longbench.plugin as plugin
+from context_bench.testing import isolated_host, offline_hub
 
 HERE = Path(__file__).parent
 #: The fixture mirror: a few rows of each source, in its own schema.
@@ -16,6 +17,12 @@ MIRROR = HERE / "fixtures" / "hub"
 @pytest.fixture
 def hub(monkeypatch, tmp_path):
     offline_hub(monkeypatch, MIRROR, tmp_path)
+
+
+@pytest.fixture(scope="module")
+def host():
+    """A plugin host holding this plugin alone."""
+    return isolated_host(plugin)
 
 
 @pytest.fixture(scope="session")

@@ -105,3 +105,72 @@ def subspan_em(prediction: str, answers: list[str]) -> float:
         return " ".join(regex.sub(r"\b(a|an|the)\b", " ", text.lower().translate(_DELETE)).split())
 
     return float(any(normal(answer).lower() in normal(prediction).lower() for answer in answers))
+
+
+# ZeroSCROLLS (Shaham et al., 2023, §3.3), written afresh from the paper's formulas and the SCROLLS
+# metric it extends; rouge-score's tokenizer as its README states it (lower case, runs of anything
+# but a-z0-9 are separators), Unidecode for the transliteration the paper names.
+
+
+def rouge_tokens(text: str) -> list[str]:
+    return [token for token in re.split(r"[^a-z0-9]+", text.lower()) if token]
+
+
+def _f(overlap: int, predicted: int, truth: int) -> float:
+    precision, recall = overlap / max(predicted, 1), overlap / max(truth, 1)
+    return 0.0 if precision + recall == 0 else 2 * precision * recall / (precision + recall)
+
+
+def rouge_n(prediction: str, reference: str, n: int) -> float:
+    def grams(tokens: list[str]) -> Counter:
+        return Counter(tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1))
+
+    ours, theirs = grams(rouge_tokens(prediction)), grams(rouge_tokens(reference))
+    return _f(sum((ours & theirs).values()), sum(ours.values()), sum(theirs.values()))
+
+
+def rouge_lcs(prediction: str, reference: str) -> float:
+    ours, theirs = rouge_tokens(prediction), rouge_tokens(reference)
+    if not ours or not theirs:
+        return 0.0
+    previous = [0] * (len(theirs) + 1)
+    for word in ours:
+        current = [0]
+        for j, other in enumerate(theirs, start=1):
+            current.append(previous[j - 1] + 1 if word == other else max(previous[j], current[j - 1]))
+        previous = current
+    return _f(previous[-1], len(ours), len(theirs))
+
+
+def zeroscrolls_rouge(prediction: str, references: list[str]) -> dict[str, float]:
+    """Each type's best over the references, then their geometric mean (the paper's R_geo)."""
+    best = {
+        "rouge1": max(rouge_n(prediction, reference, 1) for reference in references),
+        "rouge2": max(rouge_n(prediction, reference, 2) for reference in references),
+        "rougeL": max(rouge_lcs(prediction, reference) for reference in references),
+    }
+    return {"zeroscrolls_score": (best["rouge1"] * best["rouge2"] * best["rougeL"]) ** (1 / 3), **best}
+
+
+def zeroscrolls_f1(prediction: str, references: list[str]) -> float:
+    from unidecode import unidecode
+
+    def tokens(text: str) -> list[str]:
+        return squad_normalize(unidecode(text)).split()
+
+    return max(multiset_f1(tokens(prediction), tokens(reference)) for reference in references)
+
+
+def exponential_similarity(gold: float, predicted: float) -> float:
+    """ES(p, p̂) = d ** (-c |p - p̂|), d = 2, c = 10, percentages as fractions."""
+    return 2.0 ** (-10 * abs(gold / 100 - predicted / 100))
+
+
+def concordance_index(predicted: list[str], gold: list[str]) -> float:
+    """Pairs of positions in the prediction whose summaries the gold orders the same way, over C(n, 2)."""
+    if sorted(predicted) != sorted(gold):
+        return 0.0
+    rank = {identifier: number for number, identifier in enumerate(gold)}
+    n = len(predicted)
+    pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    return sum(rank[predicted[i]] < rank[predicted[j]] for i, j in pairs) / len(pairs) if pairs else 1.0

@@ -13,24 +13,19 @@ import pytest
 import cbench_longbench.plugin as plugin
 from context_bench import DatasetUnavailable, UsageError
 from context_bench.datasets import load
-from context_bench.testing import check_plugin, isolated_host, scored_by_name
+from context_bench.testing import check_plugin, scored_by_name
 
 ROUGE_BEST = 2.0 * (1.0 / (2.0 + 1e-8))
 
 
-@pytest.fixture(scope="module")
-def host():
-    return isolated_host(plugin)
-
-
-def _one(name, host, **kwargs):
-    (row,) = load(name, host=host, **kwargs).rows
-    return row
-
-
 def test_the_plugin_registers_coherently():
     info = check_plugin(plugin)
-    assert [spec.name for spec in info.evaluators] == ["LongBenchScore", "SubspanEM", "MeetingBankSummary"]
+    assert [spec.name for spec in info.evaluators] == [
+        "LongBenchScore",
+        "SubspanEM",
+        "ZeroScrollsScore",
+        "MeetingBankSummary",
+    ]
     assert [spec.name for spec in info.datasets] == [
         "longbench",
         "longbench-e",
@@ -38,6 +33,7 @@ def test_the_plugin_registers_coherently():
         "nq-multidoc",
         "meetingbank-qa",
         "meetingbank-summary",
+        "zeroscrolls",
     ]
 
 
@@ -238,6 +234,8 @@ def test_listing_names_source_revision_and_paper_and_imports_no_loader():
     assert ours["longbench"]["source"]["revision"] == "refs/convert/parquet"
     assert ours["longbench-v2"]["source"]["repo"] == "THUDM/LongBench-v2"
     assert ours["meetingbank-qa"]["source"]["repo"] == "microsoft/MeetingBank-QA-Summary"
+    assert ours["zeroscrolls"]["source"]["repo"] == "tau/zero_scrolls"
+    assert ours["zeroscrolls"]["source"]["revision"] == "refs/convert/parquet"
     assert "revision 29b8a6d042ce29abccee3db1a73171a107d7e6af" in ours["nq-multidoc"]["description"]
     for name, paper in [
         ("longbench", "arXiv:2308.14508"),
@@ -246,6 +244,7 @@ def test_listing_names_source_revision_and_paper_and_imports_no_loader():
         ("nq-multidoc", "arXiv:2307.03172"),
         ("meetingbank-qa", "arXiv:2403.12968"),
         ("meetingbank-summary", "arXiv:2403.12968"),
+        ("zeroscrolls", "arXiv:2305.14196"),
     ]:
         assert paper in ours[name]["description"]
     wired = {
@@ -258,4 +257,5 @@ def test_listing_names_source_revision_and_paper_and_imports_no_loader():
         "nq-multidoc": ["SubspanEM"],
         "meetingbank-qa": ["SubspanEM"],
         "meetingbank-summary": ["MeetingBankSummary"],
+        "zeroscrolls": ["ZeroScrollsScore"],
     }

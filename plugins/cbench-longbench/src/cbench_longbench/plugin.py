@@ -15,6 +15,8 @@ from .sources import (
     NQ_MULTIDOC_POSITIONS,
     NQ_MULTIDOC_REPO,
     NQ_MULTIDOC_REVISION,
+    ZEROSCROLLS,
+    ZEROSCROLLS_TASKS,
 )
 from .tasks import LONGBENCH_E, TASKS
 
@@ -26,6 +28,7 @@ LONGBENCH_PAPER = "Bai et al. 2024, LongBench (arXiv:2308.14508)"
 LONGBENCH_V2_PAPER = "Bai et al. 2025, LongBench v2 (arXiv:2412.15204)"
 LITM_PAPER = "Liu et al. 2024, Lost in the Middle (arXiv:2307.03172)"
 LLMLINGUA2_PAPER = "Pan et al. 2024, LLMLingua-2 (arXiv:2403.12968)"
+ZEROSCROLLS_PAPER = "Shaham et al. 2023, ZeroSCROLLS (arXiv:2305.14196)"
 
 #: The data set names rows are grouped by (``dataset`` of each row), which the rules name.
 LONGBENCH_NAMES = (
@@ -35,6 +38,7 @@ LONGBENCH_NAMES = (
     *(f"longbench:{task}" for task in TASKS),
     *(f"longbench-e:{task}" for task in LONGBENCH_E),
 )
+ZEROSCROLLS_NAMES = ("zeroscrolls", *(f"zeroscrolls:{task}" for task in ZEROSCROLLS_TASKS))
 SUBSPAN_NAMES = ("nq-multidoc", *(f"nq-multidoc:{k}" for k in NQ_MULTIDOC_POSITIONS), "meetingbank-qa")
 
 #: What a LongBench or LongBench-E row carries.
@@ -89,6 +93,16 @@ _DATASETS = [
         source=MEETINGBANK,
         fields=("id", "prompt", "reference", "max_tokens"),
     ),
+    DatasetSpec(
+        "zeroscrolls",
+        f"{_PACKAGE}.zeroscrolls:zeroscrolls",
+        "ZeroSCROLLS, 10 long-text tasks with the paper's chat prompts and generation budgets, split "
+        "validation (test's answers are private); zeroscrolls:TASK one task; ZeroScrollsScore "
+        "(ROUGE geometric mean, F1, accuracy, exponential similarity, concordance index). "
+        f"Paper: {ZEROSCROLLS_PAPER}",
+        source=ZEROSCROLLS,
+        fields=("id", "prompt", "answers", "max_tokens"),
+    ),
 ]
 
 
@@ -117,6 +131,18 @@ def cbench_register_evaluators(register):
     )
     register(
         EvaluatorSpec(
+            "ZeroScrollsScore",
+            f"{_PACKAGE}.zeroscrolls_metrics:ZeroScrollsScore",
+            fields=("zeroscrolls_score", "rouge1", "rouge2", "rougeL"),
+            ranges=(0, 1),
+            description="ZeroSCROLLS' metric of the row's task (Shaham et al. 2023, §3.3): the geometric "
+            "mean of ROUGE-1/2/L for the summaries (each given too), F1 for Qasper, NarrativeQA and "
+            "MuSiQue, the chosen letter for QuALITY, exponential similarity for SpaceDigest, "
+            "concordance index for BookSumSort.",
+        )
+    )
+    register(
+        EvaluatorSpec(
             "MeetingBankSummary",
             f"{_PACKAGE}.summary:MeetingBankSummary",
             fields=("rouge1", "rouge2", "rougeL", "rougeLsum"),
@@ -132,6 +158,7 @@ def cbench_register_autowire(register):
     register(AutowireRule("LongBenchScore", datasets=LONGBENCH_NAMES))
     register(AutowireRule("SubspanEM", datasets=SUBSPAN_NAMES))
     register(AutowireRule("MeetingBankSummary", datasets=("meetingbank-summary",)))
+    register(AutowireRule("ZeroScrollsScore", datasets=ZEROSCROLLS_NAMES))
 
 
 @hookimpl
@@ -145,4 +172,5 @@ def cbench_plugin_info():
     return {
         "Chinese words": "jieba's accurate mode and default dictionary, as LongBench's metrics.py cuts",
         "code edit similarity": "fuzzywuzzy's fuzz.ratio on its pure-Python back end (difflib)",
+        "ZeroSCROLLS F1's transliteration": "Unidecode",
     }

@@ -11,6 +11,24 @@ from .tasks import LONGBENCH_E, TASKS
 LONGBENCH = HubSource("THUDM/LongBench", configs=tuple(TASKS), revision=PARQUET_REVISION)
 LONGBENCH_E_SOURCE = HubSource("THUDM/LongBench", configs=LONGBENCH_E, revision=PARQUET_REVISION)
 LONGBENCH_V2 = HubSource("THUDM/LongBench-v2", split="train")
+#: ZeroSCROLLS' ten tasks, in its README's order (``tau/zero_scrolls``, a loading script: its parquet
+#: conversion holds a folder per task).  Only ``validation`` (a few examples a task) carries the
+#: answers; ``test``'s are private, scored by the benchmark's leaderboard.
+ZEROSCROLLS_TASKS = (
+    "gov_report",
+    "summ_screen_fd",
+    "qmsum",
+    "squality",
+    "qasper",
+    "narrative_qa",
+    "quality",
+    "musique",
+    "space_digest",
+    "book_sum_sort",
+)
+ZEROSCROLLS = HubSource(
+    "tau/zero_scrolls", configs=ZEROSCROLLS_TASKS, split="validation", revision=PARQUET_REVISION
+)
 #: The MeetingBank QA and summary test set LLMLingua-2 evaluates on (862 meetings, each with a
 #: transcript, three QA pairs and a GPT-4 summary).
 MEETINGBANK = HubSource("microsoft/MeetingBank-QA-Summary", split="test")
