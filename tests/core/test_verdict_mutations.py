@@ -18,7 +18,7 @@ from statsmodels.stats.proportion import proportion_confint
 from context_bench.analysis import Analysis
 from context_bench.comparisons import verdict
 from context_bench.gates import GATE_FAILED, OK, Gates
-from context_bench.metrics.intervals import data_seed, estimate, finite, wilson
+from context_bench.metrics.intervals import Estimate, data_seed, estimate, finite, wilson
 from context_bench.metrics.paired import mdd, paired
 from context_bench.records import EvalResult, EvalRow
 from context_bench.summary import Summarizer
@@ -181,3 +181,10 @@ def test_a_means_standard_error_is_scipys_from_1000_values_and_the_resamples_bel
         assert (found.low, found.high) == pytest.approx(interval, rel=1e-9)
     values = [0.125, 0.5, 0.875]
     assert estimate(values).stderr == pytest.approx(float(resampled_means(values).std(ddof=1)), rel=1e-12)
+
+
+def test_one_value_has_no_interval_whatever_its_kind():
+    assert estimate([1.0]) == Estimate(1.0, None, None, None, 1, "wilson")
+    assert estimate([0.0, math.nan]) == Estimate(0.0, None, None, None, 1, "wilson")
+    assert estimate([0.25]) == Estimate(0.25, None, None, None, 1, "bootstrap")
+    assert estimate([math.nan]) is None
