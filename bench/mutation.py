@@ -15,8 +15,8 @@ past the time limit), survived when they pass.  The tree itself is never written
 The score is the share of planted mutations killed, per area and in all.  Exit 0 when it reaches
 ``--fail-under`` (95%) and every mutation was planted and run; 1 otherwise, with the survivors,
 the mutations whose snippet is no longer in the module (the list needs updating after a rewrite)
-and those the time budget left unrun named.  Not part of CI: a run of every area takes about 45
-minutes on a busy 2-core machine.
+and those the time budget left unrun named.  Not part of CI: a run of every area takes about two
+hours on a busy 2-core machine (docs/testing.md gives the last run's figures).
 """
 
 from __future__ import annotations

@@ -14,10 +14,20 @@ CORE = "core/src/context_bench/"
 CODE = "plugins/cbench-code/src/cbench_code/"
 JUDGE = "plugins/cbench-judge/src/cbench_judge/"
 STATISTICS = (
+    "tests/core/test_paired_tests.py",
     "tests/core/test_statistics.py",
+    "tests/core/test_verdict_mutations.py",
+    "tests/core/test_comparisons.py",
     "tests/core/test_metrics.py",
     "tests/core/test_figures.py",
     "tests/core/test_gates.py",
+    "tests/core/test_verdicts.py",
+)
+GATES = (
+    "tests/core/test_verdict_mutations.py",
+    "tests/core/test_gates.py",
+    "tests/core/test_errored_rows.py",
+    "tests/core/test_verdicts.py",
 )
 
 
@@ -54,10 +64,28 @@ AREAS = (
         (
             Mutation("paired-sign", PAIRED, "differences = [o - b for", "differences = [b - o for"),
             Mutation(
-                "bootstrap-p-without-plus-one",
+                "monte-carlo-p-without-plus-one",
                 PAIRED,
-                "2 * (min(below, above) + 1) / (len(means) + 1)",
-                "2 * min(below, above) / len(means)",
+                "return (1 + int((numpy.abs(sums) >= reach).sum())) / (1 + DRAWS)",
+                "return int((numpy.abs(sums) >= reach).sum()) / DRAWS",
+            ),
+            Mutation(
+                "observed-pattern-not-counted",
+                PAIRED,
+                "reach = observed - 1e-9 *",
+                "reach = observed + 1e-9 *",
+            ),
+            Mutation(
+                "exact-sign-flip-one-short",
+                PAIRED,
+                "if len(nonzero) <= EXACT_UP_TO:",
+                "if len(nonzero) < EXACT_UP_TO:",
+            ),
+            Mutation(
+                "monte-carlo-one-short",
+                PAIRED,
+                "elif n <= MONTE_CARLO_UP_TO:",
+                "elif n < MONTE_CARLO_UP_TO:",
             ),
             Mutation("mcnemar-one-sided", PAIRED, "return min(1.0, 2 * tail)", "return min(1.0, tail)"),
             Mutation(
@@ -73,10 +101,16 @@ AREAS = (
                 "return max(0.0, (1.0 - _within(t, df)) / 2)",
             ),
             Mutation(
+                "t-p-normal-one-sided",
+                PAIRED,
+                "return 2 * (1 - NormalDist().cdf(z))",
+                "return 1 - NormalDist().cdf(z)",
+            ),
+            Mutation(
                 "binary-on-one-side",
                 PAIRED,
-                "for b, _, _ in triples]) and is_binary",
-                "for b, _, _ in triples]) or is_binary",
+                "binary = is_binary([b for b, _ in kept]) and is_binary(",
+                "binary = is_binary([b for b, _ in kept]) or is_binary(",
             ),
             Mutation(
                 "lost-counts-gains",
@@ -85,18 +119,60 @@ AREAS = (
                 "lost = sum(1 for d in differences if d > 0)",
             ),
             Mutation(
-                "one-pair-significant",
+                "one-pair-tested",
                 PAIRED,
-                "delta, -math.inf, math.inf, 1.0, n,",
-                "delta, -math.inf, math.inf, 0.0, n,",
+                "if n < 2 or not any(differences):  # nothing to test",
+                "if not any(differences):  # nothing to test",
+            ),
+            Mutation(
+                "ties-tested",
+                PAIRED,
+                "if n < 2 or not any(differences):  # nothing to test",
+                "if n < 2:  # nothing to test",
             ),
             Mutation(
                 "delta-unweighted",
                 PAIRED,
-                "delta = sum(d * x for d, x in zip(differences, w, strict=True)) / total",
-                "delta = sum(d * x for d, x in zip(differences, w, strict=True)) / n",
+                "delta = exact_sum(terms) / total",
+                "delta = exact_sum(terms) / n",
             ),
-            Mutation("nan-pairs-kept", PAIRED, "if b == b and o == o", "if b == b"),
+            Mutation(
+                "nan-pairs-kept",
+                PAIRED,
+                "for b, o in zip(base, other, strict=True) if b == b and o == o]",
+                "for b, o in zip(base, other, strict=True) if b == b]",
+            ),
+            Mutation("interval-alpha-ignored", PAIRED, "confidence = 1 - alpha", "confidence = CONFIDENCE"),
+            Mutation(
+                "t-interval-one-sided",
+                PAIRED,
+                "half = t_quantile((1 + confidence) / 2, n - 1) * stderr",
+                "half = t_quantile(confidence, n - 1) * stderr",
+            ),
+            Mutation(
+                "stderr-without-bessel",
+                PAIRED,
+                "return math.sqrt(n / (n - 1) * spread_) / total",
+                "return math.sqrt(spread_) / total",
+            ),
+            Mutation(
+                "mdd-one-sided",
+                PAIRED,
+                "return (t_quantile(1 - alpha / 2, n - 1) + t_quantile(POWER",
+                "return (t_quantile(1 - alpha, n - 1) + t_quantile(POWER",
+            ),
+            Mutation(
+                "mdd-alpha-ignored",
+                PAIRED,
+                "mdd(stderr, n, alpha), confidence)",
+                "mdd(stderr, n), confidence)",
+            ),
+            Mutation(
+                "mdd-at-the-reachable-boundary",
+                PAIRED,
+                "if n < 2 or 2 / 2**n >= alpha:",
+                "if n < 2 or 2 / 2**n > alpha:",
+            ),
         ),
     ),
     Area(
@@ -106,8 +182,14 @@ AREAS = (
             Mutation(
                 "tail-not-halved",
                 INTERVALS,
-                "tail = (1 - confidence) / 2 * 100",
-                "tail = (1 - confidence) * 100",
+                "tail = round((1 - confidence) * 50, 9)",
+                "tail = round((1 - confidence) * 100, 9)",
+            ),
+            Mutation(
+                "bootstrap-confidence-ignored",
+                INTERVALS,
+                "low, high = spread(means, confidence)",
+                "low, high = spread(means)",
             ),
             Mutation(
                 "wilson-centre",
@@ -141,6 +223,12 @@ AREAS = (
                 'return Estimate(mean, None, None, None, n, "wilson")',
                 "pass",
             ),
+            Mutation(
+                "bootstrap-weights-ignored",
+                INTERVALS,
+                "sums, totals = (data[picks] * weight[picks]).sum(axis=1), weight[picks].sum(axis=1)",
+                "sums, totals = data[picks].sum(axis=1), numpy.full(resamples, float(n))",
+            ),
         ),
     ),
     Area(
@@ -157,8 +245,8 @@ AREAS = (
             Mutation(
                 "mean-unweighted",
                 INTERVAL,
-                "mean = sum(x * y for x, y in zip(values, w, strict=True)) / total",
-                "mean = sum(x * y for x, y in zip(values, w, strict=True)) / n",
+                "mean = exact_sum(x * y for x, y in zip(values, w, strict=True)) / total",
+                "mean = exact_sum(x * y for x, y in zip(values, w, strict=True)) / n",
             ),
             Mutation(
                 "even-df-series",
@@ -213,22 +301,48 @@ AREAS = (
     ),
     Area(
         "gates",
-        ("tests/core/test_gates.py", "tests/core/test_errored_rows.py"),
+        GATES,
+        # floor-unweighted (the floor's mean of the rows without their weights) is gone with the
+        # code it mutated: a floor now reads the group's headline mean from the summary, whose
+        # weights interval/mean-unweighted and summary/errored-weight-one mutate.
         (
             Mutation(
                 "floor-inclusive",
                 CORE + "gates.py",
-                "interval.mean < gate.bound",
-                "interval.mean <= gate.bound",
+                "if mean is None or mean >= gate.bound:",
+                "if mean is None or mean > gate.bound:",
             ),
             Mutation(
-                "worse-on-low", CORE + "gates.py", "test.high < -gate.margin", "test.low < -gate.margin"
-            ),
-            Mutation(
-                "worse-swapped",
+                "gates-read-scored-only",
                 CORE + "gates.py",
-                "[baseline[key][0] for key in keys],\n                [own[key][0] for key in keys],",
-                "[own[key][0] for key in keys],\n                [baseline[key][0] for key in keys],",
+                "mean = group.scores[gate.field]",
+                "mean = group.scores_scored_only[gate.field]",
+            ),
+            Mutation("worse-on-low", CORE + "gates.py", "ci[1] < -self.margin", "ci[0] < -self.margin"),
+            Mutation("worse-margin-sign", CORE + "gates.py", "ci[1] < -self.margin", "ci[1] < self.margin"),
+            Mutation(
+                "worse-without-significance",
+                CORE + "gates.py",
+                "return bool(comparison.significant) and ci is not None",
+                "return ci is not None",
+            ),
+            Mutation(
+                "worse-scope-ignored",
+                CORE + "gates.py",
+                "c.field == gate.field and (c.system, c.dataset) in keys]",
+                "c.field == gate.field]",
+            ),
+            Mutation(
+                "worse-against-another-baseline",
+                CORE + "gates.py",
+                "if self.fail_if_worse and summary.baseline != self.baseline:",
+                "if False:",
+            ),
+            Mutation(
+                "worse-alpha-ignored",
+                CORE + "gates.py",
+                "_worse(gate, compared, summarize.analysis.alpha)",
+                "_worse(gate, compared, 0.05)",
             ),
             Mutation(
                 "gate-status-wins-over-rates",
@@ -242,18 +356,6 @@ AREAS = (
                 "if total and errored == total:",
                 "if total and errored > total:",
             ),
-            Mutation(
-                "gates-read-scored-only",
-                CORE + "gates.py",
-                "exclude = bool(result.summary and result.summary.exclude_errors)",
-                "exclude = True",
-            ),
-            Mutation(
-                "floor-unweighted",
-                CORE + "gates.py",
-                "return mean_interval(values, weights) if",
-                "return mean_interval(values) if",
-            ),
         ),
     ),
     Area(
@@ -265,6 +367,36 @@ AREAS = (
                 CORE + "comparisons.py",
                 "test = paired(before, after,",
                 "test = paired(after, before,",
+            ),
+            Mutation(
+                "pairs-by-position",
+                CORE + "comparisons.py",
+                "pairs = [(where[example], i) for i,",
+                "pairs = [(i, i) for i,",
+            ),
+            Mutation(
+                "missing-rows-unpaired",
+                CORE + "comparisons.py",
+                "ids, pairs, analysis, savings, coverage)",
+                "ids, real, analysis, savings, coverage)",
+            ),
+            Mutation(
+                "significance-alpha-ignored",
+                CORE + "comparisons.py",
+                "**verdict(test, analysis.alpha),",
+                "**verdict(test, 0.05),",
+            ),
+            Mutation(
+                "interval-alpha-ignored",
+                CORE + "comparisons.py",
+                "paired(before, after, alpha=analysis.alpha)",
+                "paired(before, after)",
+            ),
+            Mutation(
+                "significant-at-alpha",
+                CORE + "comparisons.py",
+                "test.p_value < alpha,",
+                "test.p_value <= alpha,",
             ),
             Mutation(
                 "lost-above-threshold",
@@ -285,16 +417,22 @@ AREAS = (
                 "dollars[(system, dataset)][o] - dollars[base_key][b]",
             ),
             Mutation(
+                "cost-saved-across-sources",
+                CORE + "comparisons.py",
+                "same = source is not None and source == costs[(system, dataset)].source",
+                "same = source is not None",
+            ),
+            Mutation(
                 "ratio-inverted",
                 CORE + "comparisons.py",
-                "ratio = sum(o for _, o in given) / base_in if",
-                "ratio = base_in / sum(o for _, o in given) if",
+                "ratio = sum(o for _, o in inputs) / base_in if",
+                "ratio = base_in / sum(o for _, o in inputs) if",
             ),
             Mutation(
                 "tokens-saved-sign",
                 CORE + "comparisons.py",
-                "total(base, b) - total(own, o)",
-                "total(own, o) - total(base, b)",
+                "sum(t - u for t, u in both)",
+                "sum(u - t for t, u in both)",
             ),
         ),
     ),
@@ -427,13 +565,13 @@ AREAS = (
             Mutation(
                 "key-in-env-flag-echoed",
                 CORE + "secrets.py",
-                'return value if flag.endswith("-env") and not looks_like_key(value) else MASK',
-                'return value if flag.endswith("-env") else MASK',
+                'return secret_name(name) and not (name.endswith("_env") and not looks_like_key(value))',
+                'return secret_name(name) and not name.endswith("_env")',
             ),
             Mutation(
                 "flag-equals-value-echoed",
                 CORE + "secrets.py",
-                'shown.append(f"{flag}={_flag_value(flag, value)}")',
+                'shown.append(f"{name}={_flag_value(name, value, depth)}")',
                 "shown.append(arg)",
             ),
             Mutation("hex-key-longer", CORE + "secrets.py", "if len(value) < 16 or", "if len(value) < 24 or"),

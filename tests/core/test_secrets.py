@@ -15,6 +15,7 @@ from context_bench.secrets import (
     mask,
     redact,
     redact_command,
+    scrub_config,
     secret_name,
     url_password,
 )
@@ -123,6 +124,17 @@ def test_a_command_line_keeps_its_shape_without_secrets() -> None:
         "--proxy",
         "http://u:***@h",
     ]
+
+
+def test_an_env_flag_holding_no_variables_name_is_masked_key_shaped_or_not() -> None:
+    """A ``-env`` flag or setting names a variable: a value that is no variable's name (a password
+    with a dash or a dot, a number) may be the secret itself, and is masked even when it is too
+    short to look like a key."""
+    argv = ["--api-key-env", "hunter2-pass", "--judge-api-key-env=pass.word", "--api-key-env", "MY_KEY"]
+    shown = ["--api-key-env", "***", "--judge-api-key-env=***", "--api-key-env", "MY_KEY"]
+    assert redact_command(argv) == shown
+    config = {"api_key_env": "hunter2-pass", "judge_api_key_env": 12345678, "proxy_api_key_env": "MY_KEY"}
+    assert scrub_config(config) == {"proxy_api_key_env": "MY_KEY"}
 
 
 def test_keys_inside_a_commands_words_are_masked_by_the_same_rules() -> None:
