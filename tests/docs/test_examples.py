@@ -751,6 +751,14 @@ OTHER_BLOCKS = {
     ("docs/pytest.md", ""): "assert_scores's message: test_pytest_plugin.py runs the example",
     ("docs/reports.md", "toml"): "the prices file: write_files saves it for `score --prices prices.toml`",
     (
+        "docs/reports.md",
+        "",
+    ): "a verdict line: test_report_verdict.py::test_the_documented_verdict_is_a_wrapped_verdict",
+    (
+        "README.md",
+        "",
+    ): "what the first command prints: test_report_verdict.py::test_the_readme_shows_what_score_prints",
+    (
         "docs/history.md",
         "text",
     ): "sessions with a store (runs, export, view, PostgreSQL): tests/core/test_store_cli.py and "

@@ -1,5 +1,6 @@
 """Saved results (the JSON report of ``run``, ``score`` or ``memory``) read back for
-``context-bench compare``: every run's rows, each system named apart, checked.
+``context-bench compare``: every run's rows, each system named apart, checked; and one report
+whole for ``context-bench show``.
 
 A file that is not a report, a row that is not a row (no system, data set or id), the same id
 twice for one system and a ``FILE:NAME`` label that another system already has are refused (exit
@@ -17,14 +18,28 @@ from pathlib import Path
 from typing import Any
 
 from .errors import UsageError
-from .records import EvalRow, RowError
+from .records import EvalResult, EvalRow, RowError
 from .rowcheck import FIGURES, figure_problem, is_figure, score_problem
+from .saved import summary_from_dict
 
 #: The fields of a row that name it.
 _NAMES = ("system", "dataset", "example_id")
 
 
-def _read(file: str) -> list[EvalRow]:
+def read_report(file: str) -> EvalResult:
+    """A saved JSON report as the result it was written from, for ``context-bench show``: its summary
+    as saved (typed), its metadata and its rows (checked as ``compare`` checks them)."""
+    data = _load(file)
+    summary = data.get("summary")
+    metadata = data.get("metadata")
+    return EvalResult(
+        _rows(data, file),
+        summary_from_dict(summary if isinstance(summary, dict) else {}),
+        metadata=metadata if isinstance(metadata, dict) else {},
+    )
+
+
+def _load(file: str) -> dict[str, Any]:
     try:
         data = json.loads(Path(file).read_text(encoding="utf-8"))
     except OSError as exc:
@@ -33,6 +48,10 @@ def _read(file: str) -> list[EvalRow]:
         raise UsageError(f"{file}: not a JSON report ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
         raise UsageError(f"{file}: not a JSON report of context-bench (no 'rows'; use --output json)")
+    return data
+
+
+def _rows(data: dict[str, Any], file: str) -> list[EvalRow]:
     return [_row(row, file, number) for number, row in enumerate(data["rows"])]
 
 
@@ -91,8 +110,8 @@ def load_runs(files: Sequence[str]) -> tuple[list[EvalRow], list[str]]:
     """Every row of ``files`` (each at least two JSON reports), and what to say (evaluators that
     differ).  A system name two files share becomes ``FILE:NAME``."""
     if len(files) < 2:
-        raise UsageError("compare needs at least two JSON reports")
-    runs = {file: _read(file) for file in files}
+        raise UsageError("compare needs at least two JSON reports (one report: context-bench show REPORT)")
+    runs = {file: _rows(_load(file), file) for file in files}
     labels = {file: Path(file).stem for file in files}
     if len(set(labels.values())) < len(labels):
         labels = {file: file for file in files}

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
     from ..analysis import Analysis
     from ..records import EvalResult
+    from ..reports import View
 
 #: The CLI's deadline of one system or evaluator call, in seconds (``--call-timeout``): long enough
 #: for a slow model's long answer, short enough that a hung call does not hold a run for good.
@@ -78,6 +79,7 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     )
     parser.add_argument("--output", choices=FORMATS, default="table", help="report format (default table)")
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
+    add_detail_option(parser)
     parser.add_argument(
         "--html-inline-rows",
         type=flag_type("--html-inline-rows"),
@@ -156,6 +158,16 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     )
     add_figure_options(parser)
     host.add_options(parser.add_argument_group("plugin options"))
+
+
+def add_detail_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--detail",
+        "-v",
+        action="store_true",
+        help="the table report with every table (default: the verdict, the key figures and the "
+        "warnings, one screen)",
+    )
 
 
 def add_figure_options(parser: argparse.ArgumentParser) -> None:
@@ -239,6 +251,8 @@ class RunOptions:
     cache_dir: str | None = None
     output: str = "table"
     out: str | None = None
+    #: The table report with every table (``--detail``), not one screen.
+    detail: bool = False
     #: The most rows the HTML report holds itself; above, they go to a file beside it (``--out``).
     html_inline_rows: int = HTML_INLINE_ROWS
     progress: bool = True
@@ -287,6 +301,7 @@ class RunOptions:
             cache_dir=args.cache_dir,
             output=args.output,
             out=args.out,
+            detail=args.detail,
             html_inline_rows=args.html_inline_rows,
             progress=not args.no_progress,
             exclude_errors=getattr(args, "exclude_errors", False),
@@ -378,7 +393,7 @@ def emit(result: EvalResult, options: RunOptions, written: Any = None) -> int:
     elif written is not None and options.output == "html":
         replaced = written.replaced + _write_html(result, written, options)
     else:
-        replaced = _write(render(result, options.output), options)
+        replaced = _write(render(result, options.output, _view(result, options)), options)
     warnings = list(result.summary.warnings) if result.summary else []
     if options.out or options.output in ("json", "jsonl", "csv"):  # the table and Markdown show them
         for warning in warnings:
@@ -393,6 +408,16 @@ def emit(result: EvalResult, options: RunOptions, written: Any = None) -> int:
     for line in verdict.lines:
         print(f"context-bench: error: {printable(repair_text(line))}", file=sys.stderr)
     return verdict.status
+
+
+def _view(result: EvalResult, options: RunOptions) -> View:
+    """The table at the terminal's width, its run's counts said on stderr (the verdict leads)."""
+    from ..reports import View, summary_of, table
+    from ..reports.sections import overview, printable
+
+    if options.output == "table":
+        print(f"context-bench: {printable(overview(result, summary_of(result)))}", file=sys.stderr)
+    return View(detail=options.detail, width=table.terminal_width())
 
 
 def with_models(analysis: Analysis, described: Iterable[Any]) -> Analysis:

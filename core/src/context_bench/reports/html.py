@@ -23,6 +23,7 @@ from ..records import EvalResult
 from . import figure_sections, sections, summary_of, svg
 from .html_rows import PAGE, RowEncoder
 from .sections import Section, printable
+from .verdict import verdicts
 
 #: Characters of a response shown before the rest folds away in a <details> element.
 PREVIEW = 120
@@ -57,6 +58,7 @@ th.asc::after { content: " ▲"; } th.desc::after { content: " ▼"; }
 .detail dt { font-weight: 600; } .detail dd { margin: 0; }
 .pair { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
 .ids button { margin: 0.1rem; font-family: monospace; }
+ul.verdict { font-size: 1.1rem; line-height: 1.5; padding-left: 1.2rem; }
 """
 
 
@@ -87,8 +89,10 @@ def write(
     that file beside the page (one row's JSON a line), so a page of millions of rows stays small."""
     summary = summary_of(result)
     data = summary.to_dict()
+    said = "".join(f"<li>{escape(printable(str(v)))}</li>" for v in verdicts(summary))
     body = [
         "<h1>context-bench report</h1>",
+        f'<ul class="verdict">{said}</ul>' if said else "",
         f"<p>{escape(sections.overview(result, summary))}</p>",
     ]
     notes = sections.warnings(summary)

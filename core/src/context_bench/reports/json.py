@@ -1,15 +1,19 @@
-"""The JSON report: the whole result, summary and rows."""
+"""The JSON report: the verdict's lines, then the whole result, summary and rows."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import TextIO
 
 from ..records import EvalResult
+from . import summary_of
+from .verdict import verdicts
 
 
 def render(result: EvalResult) -> str:
-    return result.to_json() + "\n"
+    said = json.dumps([str(v) for v in verdicts(summary_of(result))], ensure_ascii=False)
+    return '{"verdict": ' + said + ",\n" + result.to_json().removeprefix("{") + "\n"
 
 
 def write(result: EvalResult, rows: Iterable[str], handle: TextIO) -> None:
