@@ -234,3 +234,50 @@ def test_eight_data_sets_at_80_columns_are_never_cut_into_numbered_pieces(cli, m
     assert firsts == ["2", "5", "1", "4", "7", "0", "3", "6"]
     code, out, _ = cli("score", *files, "--no-progress", "--output", "markdown")
     assert "(1/" not in out
+
+
+# -- show ----------------------------------------------------------------------------------------
+
+
+def test_show_renders_a_saved_report_as_the_run_did(cli, tmp_path, wide):
+    data = pairs(tmp_path, 3, 10)
+    report = tmp_path / "report.json"
+    assert cli("score", data, "--no-progress", "--output", "json", "--out", str(report))[0] == 0
+    for fmt in ("table", "markdown"):
+        code, live, _ = cli("score", data, "--no-progress", "--output", fmt, "--detail")
+        code, shown, err = cli("show", str(report), "--output", fmt, "--detail")
+        # the same report but for the run's date and command line
+        assert code == 0 and shown.split("Run\n")[0] == live.split("Run\n")[0], fmt
+    code, shown, _ = cli("show", str(report), "--output", "json")
+    saved = json.loads(report.read_text())
+    assert json.loads(shown)["summary"] == saved["summary"] and json.loads(shown)["rows"] == saved["rows"]
+    code, shown, _ = cli("show", str(report), "--output", "csv")
+    assert code == 0 and len(shown.splitlines()) == 21  # a header and the 20 rows
+    missing, not_a_report = tmp_path / "missing.json", write(tmp_path / "rows.json", [{"a": 1}])
+    assert cli("show", str(missing))[0] == 2
+    code, out, err = cli("show", not_a_report)
+    assert code == 2 and out == "" and len(err.splitlines()) == 1 and "not a JSON report" in err
+
+
+# -- warnings where they apply --------------------------------------------------------------------
+
+
+def test_a_plugin_whose_evaluator_gets_no_row_starts_nothing(cli, tmp_path, monkeypatch):
+    """cbench-code's CodeExecution is wired to every data set by fields (test, entry_point): a QA
+    run never gives it a row, so its sandbox server is not started to ask for its notices; a run
+    with code rows starts it and its summary says what the sandbox lacks here, if anything."""
+    pool = pytest.importorskip("cbench_code.pool")
+    started = []
+    ensure = pool.SandboxPool._ensure
+
+    def counted(self):
+        started.append(self)
+        return ensure(self)
+
+    monkeypatch.setattr(pool.SandboxPool, "_ensure", counted)
+    code, out, err = cli("score", pairs(tmp_path, 1, 4), "--no-progress")
+    assert code == 0 and not started and "sandbox" not in out + err
+    code, out, err = cli("score", "--no-progress", "--output", "json")  # the sample's humaneval rows
+    said = pool.missing_layers(pool.SandboxPool(1).layers)
+    assert code == 0 and started
+    assert [w for w in json.loads(out)["summary"]["warnings"] if "sandbox" in w] == ([said] if said else [])
