@@ -121,7 +121,12 @@ def _records(section: Section, width: int) -> list[str]:
     line; a table of keys alone (the error messages), a row's cells on wrapped lines."""
     if section.keys >= len(section.headers):
         return [
-            _wrapped("; ".join(f"{h} {_line(c)}" for h, c in zip(section.headers, row, strict=True)), width)
+            _wrapped(
+                "; ".join(
+                    f"{h} {_cell(c, section.max_cell)}" for h, c in zip(section.headers, row, strict=True)
+                ),
+                width,
+            )
             for row in section.rows
         ]
     labels = [_cell(h, section.max_cell) for h in section.headers[section.keys :]]
