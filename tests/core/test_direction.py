@@ -76,7 +76,10 @@ def cb(host, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
 
     def run(*argv, on=host):
-        code = main([*argv, *(["--no-progress"] if argv[0] in ("run", "score") else [])], host=on)
+        # every table (--detail): the tests read the direction in each of them
+        own = ["--no-progress"] if argv[0] in ("run", "score") else []
+        own += ["--detail"] if argv[0] in ("run", "score", "compare") else []
+        code = main([*argv, *own], host=on)
         out, err = capsys.readouterr()
         return code, out, err
 
@@ -138,18 +141,18 @@ def test_the_table_reads_lower_as_better(cb):
     assert figures == {"base": ("0.000", "100.0%", "1"), "cand": ("1.000", "0.0%", "1")}
     assert "Scores (↓: lower is better)" in lines
     assert any(re.match(r"^system\s+dataset\s+rows\s+errors\s+error rate\s+profanity ↓$", x) for x in lines)
-    assert re.search(r"^cand\s+chat\s+profanity ↓\s+\+1\.000 worse\s+1\.00–1\.00\s+0\.00195\s+yes", out, re.M)
+    assert re.search(r"^cand\s+chat\s+profanity ↓\s+\+1\.000 worse\s+\[1\.00, 1\.00\]\s+0\.00195\s+yes", out, re.M)
     audit = "(lost, gained: passing profanity ≤ 0.7 on one side only)"
     assert any(audit in line for line in lines)
-    assert re.search(r"^cand\s+chat\s+0\.50x\s+500\s+-\s+profanity ↓: 10 q0, q1, q2, …\s+0$", out, re.M)
+    assert re.search(r"^cand\s+chat\s+0\.50x\s+500\s+-\s+profanity ↓\s+10 \(q0, q1, q2, …\)\s+0$", out, re.M)
 
 
 def test_markdown_json_jsonl_csv_read_it_the_same_way(cb):
     data = chat(ISSUE)
     code, markdown, _ = cb("score", data, "--baseline", "base", "--output", "markdown")
     assert code == 0
-    assert "| cand | chat | profanity ↓ | +1.000 worse | 1.00–1.00 | 0.00195 | yes |" in markdown
-    assert "| cand | chat | 0.50x | 500 | - | profanity ↓: 10 q0, q1, q2, … | 0 |" in markdown
+    assert "| cand | chat | profanity ↓ | +1.000 worse | \\[1.00, 1.00\\] | 0.00195 | yes |" in markdown
+    assert "| cand | chat | 0.50x | 500 | - | profanity ↓ | 10 (q0, q1, q2, …) | 0 |" in markdown
     assert "### Key figures (pass: profanity ≤ 0.7;" in markdown
     code, out, _ = cb("score", data, "--baseline", "base", "--output", "json")
     summary = json.loads(out)["summary"]
@@ -184,7 +187,7 @@ def test_the_html_report_reads_it_the_same_way_in_chromium(cb, tmp_path):
     assert errors == []
     assert "chat: profanity (lower is better) against tokens per row" in dom
     assert '<td class="num">+1.000 worse</td>' in dom
-    assert "<td>profanity ↓: 10 q0, q1, q2, …</td>" in dom
+    assert "<td>profanity ↓</td><td>10 (q0, q1, q2, …)</td>" in dom
     assert "<h2>Key figures (pass: profanity ≤ 0.7; in/out: mean tokens per row; front: rank)</h2>" in dom
     # both dots on the frontier (filled): neither system dominates the other
     dots = re.findall(r'<circle class="point"[^>]*fill="([^"]+)"[^>]*><title>(\w+): ', dom)

@@ -14,13 +14,16 @@ from context_bench.cli import main
 from context_bench.direction import Directions
 from context_bench.gates import Gates
 from context_bench.metrics import MeanScore
-from context_bench.reports import render
+from context_bench.reports import View, render
 from context_bench.summary import Summarizer
 from context_bench.systems import OpenAIProxy
 from context_bench.testing import FakeServer, Reply, isolated_host, last_user_message
 
 ROWS = 20
 FAILING = 14  # like the issue: 14 of 20 rows refused by a proxy
+
+#: The terminal table with every table (--detail).
+DETAIL = View(detail=True)
 
 
 def mc_rows(n=ROWS):
@@ -71,7 +74,7 @@ def test_rows_the_system_could_not_answer_count_as_failures_in_the_headline():
 
 def test_the_error_rate_and_the_honest_mean_show_in_every_report():
     result = run(model(FAILING))
-    table = render(result, "table")
+    table = render(result, "table", DETAIL)
     scores = table.split("\nScores\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert scores[0].split() == ["system", "dataset", "rows", "errors", "error", "rate", "mc_accuracy"]
     assert scores[2].split() == ["proxy", "mmlu", "20", "14", "70.0%", "0.200"]
@@ -91,7 +94,7 @@ def test_exclude_errors_is_the_scored_rows_mean_and_says_so():
     group = result.summary.groups[0]
     assert group.scores["mc_accuracy"] == pytest.approx(4 / 6) and group.error_rate == pytest.approx(0.7)
     assert result.summary.exclude_errors
-    assert "\nScores (scored rows only, --exclude-errors)\n" in render(result, "table")
+    assert "\nScores (scored rows only, --exclude-errors)\n" in render(result, "table", DETAIL)
     assert any("leave them out (--exclude-errors)" in w for w in result.summary.warnings)
     # a filter keeps the choice
     assert result.filter(system="proxy").summary.exclude_errors
@@ -235,7 +238,7 @@ def test_distinct_error_messages_are_listed_with_counts_in_the_table_and_markdow
     assert second.examples == ["#7", "#9"]
     assert third.message == "HTTP 404: model 'tiny' not found"
     result = EvalResult(rows=rows, summary=summary)
-    table = render(result, "table")
+    table = render(result, "table", DETAIL)
     block = table.split("\nError messages\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert block[2].split()[:5] == ["5", "system", "s", "HTTPError", "HTTP"]
     assert block[2].rstrip().endswith("r0, r1, r2, …")
@@ -253,10 +256,15 @@ def test_a_long_error_message_is_one_trimmed_line():
     summary = Summarizer()([row(errors=[RowError("system", "s", "E", message)])])
     [entry] = summary.errors.messages
     assert "\n" not in entry.message and len(entry.message) == 300 and entry.message.endswith("…")
-    table = render(EvalResult(rows=[], summary=summary), "table")
+    table = render(EvalResult(rows=[], summary=summary), "table", DETAIL)
     block = table.split("\nError messages\n", 1)[1].split("\n\n", 1)[0]
-    assert "line one " + "x" * 100 in block and max(map(len, block.splitlines())) < 160
-    [warning] = [line for line in table.splitlines() if line.startswith("- 1 error")]
+    # too wide for the terminal's 100 columns: the row's cells on wrapped lines, the message cut
+    # at 120 characters
+    joined = "".join(line.removeprefix("  ") for line in block.splitlines())
+    assert (
+        "message line one " + "x" * 110 + "…; rows x" in joined and max(map(len, block.splitlines())) <= 100
+    )
+    [warning] = [line for line in table.splitlines() if line.startswith("warning: 1 error")]
     assert len(warning) < 300
 
 

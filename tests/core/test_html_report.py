@@ -383,3 +383,31 @@ def test_a_row_without_script_text_still_reads_as_a_plain_table(tmp_path):
         driver.open(target)
         assert driver.run("document.querySelectorAll('#cb-static tr').length") == PAGE + 1
         assert driver.errors == []
+
+
+@needs_chromium
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(("width", "height"), [(1400, 900), (400, 800)])
+def test_the_page_leads_with_the_verdict_on_a_desk_and_a_phone(tmp_path, capsys, width, height):
+    """The bundled sample (8 data sets, 24 charts): its verdict is in the first screen at 1400 and
+    at 400 pixels, the key figures before the charts, and no script error."""
+    from context_bench.cli import main
+
+    page = tmp_path / "sample.html"
+    assert main(["score", "--no-progress", "--output", "html", "--out", str(page)]) == 0
+    capsys.readouterr()
+    with browser.Browser(width, height) as driver:
+        driver.open(page)
+        first = driver.run(
+            "(() => { const li = document.querySelector('ul.verdict li'), r = li.getBoundingClientRect();"
+            " return [li.textContent, r.top, r.bottom, window.innerHeight]; })()"
+        )
+        order = driver.run(
+            "[...document.querySelectorAll('h2')].map(h => h.textContent.split(' ')[0])"
+            ".filter(t => ['Key', 'Charts'].includes(t))"
+        )
+        assert driver.errors == []
+    text, top, bottom, screen = first
+    assert text.startswith("compressed vs baseline on ") and "input tokens" in text
+    assert 0 <= top < bottom <= screen
+    assert order == ["Key", "Charts"]

@@ -15,12 +15,15 @@ from context_bench.encodable import repair_text as encodable
 from context_bench.files import atomic_write_text
 from context_bench.metadata import describe_system, run_metadata
 from context_bench.records import GroupSummary, Summary
-from context_bench.reports import FORMATS, render
+from context_bench.reports import FORMATS, View, render
 from context_bench.secrets import redact, redact_command
 from context_bench.summary import Summarizer
 from context_bench.systems import OpenAIProxy
 
 LONE = "\ud800"
+
+#: The terminal table with every table (--detail).
+DETAIL = View(detail=True)
 
 
 def _rows_file(tmp_path, rows):
@@ -225,7 +228,7 @@ def test_metadata_names_versions_systems_and_the_command_without_secrets():
 @pytest.mark.parametrize("fmt", ["table", "markdown", "json", "html"])
 def test_every_report_but_jsonl_carries_the_run_metadata(tmp_path, capsys, fmt):
     path = _rows_file(tmp_path, [{"id": "1", "answer": "Paris", "response": "Paris"}])
-    assert main(["score", str(path), "--output", fmt, "--no-progress"]) == 0
+    assert main(["score", str(path), "--output", fmt, "--no-progress", "--detail"]) == 0
     out = capsys.readouterr().out
     if fmt == "json":
         metadata = json.loads(out)["metadata"]
@@ -239,14 +242,14 @@ def test_latency_has_its_unit(tmp_path, capsys):
     rows = [EvalRow("s", "d", "1", scores={"f1": 1.0}, latency=0.5)]
     result = EvalResult(rows=rows, summary=Summarizer()(rows))
     assert result.summary.units == {"latency": "s"}
-    assert "\nMetric: latency (s)\n" in render(result, "table")
+    assert "\nMetric: latency (s)\n" in render(result, "table", DETAIL)
 
 
 def test_the_all_data_sets_row_says_it_pools_unlike_data_sets():
     rows = [EvalRow("s", "qa", "1", scores={"f1": 1.0}), EvalRow("s", "sum", "1", scores={"f1": 0.0})]
     result = EvalResult(rows=rows, summary=Summarizer()(rows))
     assert result.summary.systems["s"].datasets == ["qa", "sum"]
-    assert "pools the rows of unlike data sets" in render(result, "table")
+    assert "pools the rows of unlike data sets" in render(result, "table", DETAIL)
 
 
 def test_emit_completes_the_metadata_a_command_gave(capsys):

@@ -18,13 +18,15 @@ from context_bench.records import (
     Summary,
     SystemSummary,
 )
-from context_bench.reports import FORMATS, render
+from context_bench.reports import FORMATS, View, render
 from context_bench.reports.sections import figure, score
 
 SCRIPT_ID = "<script>alert(1)</script>"
 ANSWER_FIELDS = ("f1", "exact_match", "recall", "contains")
 # One data set whose rows carry many score fields, to force tables wider than a terminal.
 WIDE_FIELDS = tuple(f"criterion_{n:02d}_score" for n in range(12))
+#: The terminal table with every table (--detail), at its default width of 100 columns.
+DETAIL = View(detail=True)
 
 
 def _group(system, dataset, rows, scores, **extra):
@@ -137,12 +139,15 @@ def test_every_format_renders_an_empty_result(fmt):
     if fmt == "jsonl":
         assert text == ""
     elif fmt == "json":
-        assert json.loads(text) == {"summary": {}, "metadata": {}, "rows": []} and text.endswith("\n")
+        assert json.loads(text) == {"verdict": [], "summary": {}, "metadata": {}, "rows": []}
+        assert text.endswith("\n")
     elif fmt == "html":
         assert text.startswith("<!DOCTYPE html>") and text.endswith("</html>\n")
         assert f"<p>{counts}</p>" in text and "<p>No rows.</p>" in text
     elif fmt == "csv":  # the header alone
         assert text == "system,dataset,example_id,input_tokens,output_tokens,latency,cost,errors,response\n"
+    elif fmt == "table":
+        assert text == f"{counts}\n"
     else:
         assert text.endswith(f"{counts}\n") and text.count("\n") <= 3
 
@@ -151,8 +156,9 @@ def test_every_format_renders_an_empty_result(fmt):
 
 
 def test_table_shows_every_score_field_per_group(result):
-    text = render(result, "table")
-    assert text.startswith("context-bench: 5 rows, 1 system, 3 data sets, 1 error\n")
+    text = render(result, "table", DETAIL)
+    # the verdict first: with one system, each data set's primary score with its interval
+    assert text.startswith("proxy|v2 on squad: f1 0.750, 2 rows\nproxy|v2 on mmlu: mc_accuracy 1.000")
     squad = _section(text, "Scores: squad")
     assert squad[0].split() == ["system", "dataset", "rows", "errors", "error", "rate", *ANSWER_FIELDS]
     assert squad[2].split() == ["proxy|v2", "squad", "2", "0", "0.0%", "0.750", "0.500", "1.000", "1.000"]
@@ -162,7 +168,7 @@ def test_table_shows_every_score_field_per_group(result):
 
 
 def test_table_fits_a_100_column_terminal(result):
-    text = render(result, "table")
+    text = render(result, "table", DETAIL)
     assert max(len(line) for line in text.splitlines()) <= 100
     # the wide data set is not cut into "(1/3)" pieces: its table is turned on its side, one line
     # per figure and one column per group, so every field shows on one screen
@@ -174,7 +180,7 @@ def test_table_fits_a_100_column_terminal(result):
 
 
 def test_table_columns_are_aligned(result):
-    lines = _section(render(result, "table"), "Scores: squad")
+    lines = _section(render(result, "table", DETAIL), "Scores: squad")
     header, rule, row = lines
     # numbers are right-aligned under their header; texts left-aligned
     assert len(header) == len(rule) == len(row)
@@ -183,7 +189,7 @@ def test_table_columns_are_aligned(result):
 
 
 def test_table_shows_metrics_breakdown_failures_usage_and_warnings(result):
-    text = render(result, "table")
+    text = render(result, "table", DETAIL)
     latency = _section(text, "Metric: latency")
     assert latency[0].split() == ["system", "dataset", "mean", "p50", "p95"]
     assert latency[2].split() == ["proxy|v2", "squad", "0.5000", "0.5000", "0.7250"]
@@ -195,14 +201,14 @@ def test_table_shows_metrics_breakdown_failures_usage_and_warnings(result):
     assert failures[2].split() == ["judge", "1", "4", "25.0%", "timeout", "1"]
     assert _section(text, "Errors")[2].split() == ["system", "proxy|v2", "1"]
     assert _section(text, "Evaluator token usage")[2].split() == ["judge", "1500", "42"]
-    assert text.rstrip().endswith("Warnings\n- judge failed on 1 of 4 rows (25.0%: timeout 1)")
+    assert text.rstrip().endswith("\n\nwarning: judge failed on 1 of 4 rows (25.0%: timeout 1)")
 
 
 def test_table_cuts_long_names_and_flattens_newlines():
     long_name = "/data/" + "nested/" * 10 + "questions.jsonl"
     rows = [EvalRow("sys\nname", long_name, "1", scores={"f1": 1.0})]
     summary = Summary(groups=[_group("sys\nname", long_name, 1, {"f1": 1.0})])
-    lines = _section(render(EvalResult(rows=rows, summary=summary), "table"), "Scores")
+    lines = _section(render(EvalResult(rows=rows, summary=summary), "table", DETAIL), "Scores")
     assert lines[2].startswith("sys name  " + long_name[:39] + "…")
 
 
@@ -213,7 +219,7 @@ def test_report_summarizes_rows_when_the_result_has_no_summary(result):
         calls.append(len(rows))
         return Summary(groups=[_group("s", "d", len(rows), {"f1": 0.125})])
 
-    text = render(EvalResult(rows=result.rows, summarize=summarize), "table")
+    text = render(EvalResult(rows=result.rows, summarize=summarize), "table", DETAIL)
     assert calls == [5]
     assert _section(text, "Scores")[2].split() == ["s", "d", "5", "0", "0.0%", "0.125"]
 
@@ -250,7 +256,8 @@ def test_markdown_escapes_html():
 def test_json_is_the_whole_result(result):
     text = render(result, "json")
     data = json.loads(text)
-    assert set(data) == {"summary", "metadata", "rows"} and text.endswith("\n")
+    assert list(data) == ["verdict", "summary", "metadata", "rows"] and text.endswith("\n")
+    assert data["verdict"][0] == "proxy|v2 on squad: f1 0.750, 2 rows"
     assert [r["example_id"] for r in data["rows"]] == [SCRIPT_ID, "q2", "m1", "m2", "r1"]
     first = data["rows"][0]
     assert first["scores"] == {"f1": 0.5, "exact_match": 0.0, "recall": 1.0, "contains": 1.0}

@@ -383,3 +383,43 @@ def test_run_with_a_cache_survives_a_reply_with_a_lone_surrogate(tmp_path, capsy
             assert len(rows) == 3 and all(r["response"].endswith("\ufffd") for r in rows)
             assert all("lone surrogates" in r["meta"]["repaired"] for r in rows)
         assert len(server.requests) == 3
+
+
+@pytest.mark.parametrize("cached", [True, False])
+def test_ctrl_c_says_how_many_rows_are_kept_and_where(tmp_path, cached):
+    """Ctrl-C (SIGINT) once eight rows are cached: the line counts the rows the cache holds, or
+    says that none is kept without --cache-dir."""
+    data = _questions(tmp_path, 40)
+    cache_dir = tmp_path / "cache"
+
+    def reply(body):  # questions 12 on are held until the run is interrupted
+        number = int(last_user_message(body).rsplit(" ", 1)[1])
+        return Reply(text=_instant(body), delay=60 if number >= 12 else 0.05)
+
+    command = _command("URL", data, cache_dir)
+    if not cached:
+        at = command.index("--cache-dir")
+        del command[at : at + 2]
+    with FakeServer(reply) as server:
+        command[command.index("URL")] = server.url
+        process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while len(server.requests) < 14 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.02)  # twelve answered, two held: every answered row finished
+        while cached and _cached_rows(cache_dir) < 12 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    last = err.splitlines()[-1]
+    if cached:
+        assert last == (
+            f"context-bench: interrupted: 12 finished rows of this run kept in {cache_dir}; "
+            "the same command resumes from them"
+        )
+        assert _cached_rows(cache_dir) == 12
+    else:
+        assert last == (
+            "context-bench: interrupted: no row is kept (with --cache-dir DIR, finished rows are kept "
+            "and the same command resumes)"
+        )

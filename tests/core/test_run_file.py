@@ -195,7 +195,7 @@ def test_flags_on_the_command_line_override_the_file(capsys, server, workdir):
         capsys, "run", "--config", "run.toml", "--output", "table", "--fail-under", "f1=0.5", "-n", "1"
     )
     assert code == 0, err
-    assert "Scores" in out and "0.99" not in err and len(server.requests) == 4
+    assert "Key figures" in out and "0.99" not in err and len(server.requests) == 4
 
 
 def test_a_file_without_systems_takes_them_from_the_command_line(capsys, server, workdir):

@@ -145,8 +145,8 @@ def test_a_file_longer_than_the_head_streams_through_every_report(
     elif fmt == "json":
         report = json.loads(text)
         assert len(report["rows"]) == 30 and report["summary"]["groups"][0]["rows"] == 30
-    else:
-        assert "30 rows, 1 system, 1 data set" in text
+    else:  # the run's counts go to standard error, the report's rows to the key figures
+        assert "context-bench: 30 rows, 1 system, 1 data set" in err and "  30  " in text
 
 
 def test_gates_read_a_streamed_run(capsys, qa_file):

@@ -77,7 +77,7 @@ def test_a_candidate_missing_rows_fails_every_gate_unless_missing_rows_are_allow
     assert code == 0, err
     shared = "cand on qa: 4 of 10 rows shared with the baseline base"
     for fmt in ("table", "markdown", "json", "html", "csv", "jsonl"):
-        code, out, err = cli(*argv, "--max-failure-rate", "1", "--output", fmt)
+        code, out, err = cli(*argv, "--max-failure-rate", "1", "--output", fmt, "--detail")
         assert code == 0 and shared in (out if fmt in ("table", "markdown", "json", "html") else err), fmt
         if fmt in ("table", "markdown", "html"):  # and in the comparisons' own table
             assert {"table": "4 of 10", "markdown": "| 4 of 10 |", "html": '"num">4 of 10</td>'}[
@@ -166,7 +166,7 @@ def test_one_pair_or_only_ties_is_too_few_rows_to_tell(cli, tmp_path):
             None,
         )
     for fmt in ("table", "markdown", "html"):
-        code, out, _ = cli("score", data, "--no-progress", "--output", fmt)
+        code, out, _ = cli("score", data, "--no-progress", "--output", fmt, "--detail")
         assert code == 0 and out.count("too few rows") >= 2, fmt
 
 
@@ -182,11 +182,14 @@ def test_every_format_marks_significance_coverage_and_the_mdd(cli, tmp_path):
     hand = (stats.t.ppf(0.975, 29) + stats.t.ppf(0.8, 29)) * sd / math.sqrt(30)
     assert c["mdd"] == pytest.approx(hand, rel=1e-9)
     for fmt in ("table", "markdown", "html"):
-        code, out, _ = cli("score", data, "--no-progress", "--output", fmt)
+        code, out, _ = cli("score", data, "--no-progress", "--output", fmt, "--detail")
         assert all(word in out for word in ("significant", "mdd", f"{c['mdd']:.3f}")), fmt
         if fmt == "markdown":
-            ci = f"{c['ci'][0]:.2f}–{c['ci'][1]:.2f}"
-            assert f"| -0.333 worse | {ci} | 0.00195 | yes | {c['mdd']:.3f} | 30 | mcnemar |" in out
+            ci = rf"\[{c['ci'][0]:.2f}, {c['ci'][1]:.2f}\]"  # Markdown's escaped brackets
+            # four fields' comparisons, wider than the page: the table turned sideways
+            for line in ("| difference | -0.333 worse |", f"| 95% CI | {ci} |", "| p | 0.00195 |"):
+                assert line in out
+            assert "| significant | yes |" in out and f"| mdd | {c['mdd']:.3f} |" in out
 
 
 def test_alpha_sets_significance_and_the_comparisons_interval(cli, tmp_path):

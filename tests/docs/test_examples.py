@@ -659,11 +659,15 @@ RIGHT = {"errors": "0", "memory_judge": "1.000", "memory_judge_raw": "1.000", "f
 
 def _check_memory_run(said: Said) -> None:
     """A judge at the relay asks the relay's --model; right answers score as such."""
+    from context_bench.cli import main
+
     assert {body["model"] for body in said.server.requests} == {"gpt-4o-mini"}
-    table = scores_table(said.out)
-    assert len(table) == said.argv.count("--system"), said.out  # one row of scores per system
+    with contextlib.redirect_stdout(io.StringIO()) as detail:  # the scores table is --detail's
+        assert main([*said.argv, "--detail"]) == 0
+    table = scores_table(detail.getvalue())
+    assert len(table) == said.argv.count("--system"), detail.getvalue()  # one row of scores per system
     for cells in table.values():
-        assert {k: cells.get(k) for k in RIGHT} == RIGHT, said.out
+        assert {k: cells.get(k) for k in RIGHT} == RIGHT, detail.getvalue()
 
 
 #: What a command's prose states beyond exit status 0, found by (document, a word of its command line).
@@ -752,6 +756,14 @@ OTHER_BLOCKS = {
     ("docs/pytest.md", ""): "assert_scores's message: test_pytest_plugin.py runs the example",
     ("docs/reports.md", "toml"): "the prices file: write_files saves it for `score --prices prices.toml`",
     (
+        "docs/reports.md",
+        "",
+    ): "a verdict line: test_report_verdict.py::test_the_documented_verdict_is_a_wrapped_verdict",
+    (
+        "README.md",
+        "",
+    ): "what the first command prints: test_report_verdict.py::test_the_readme_shows_what_score_prints",
+    (
         "docs/history.md",
         "text",
     ): "sessions with a store (runs, export, view, PostgreSQL): tests/core/test_store_cli.py and "
@@ -782,6 +794,7 @@ def test_the_conversation_layout_runs(endpoint, workdir, capsys):
     (layout,) = [b for b in blocks("docs/memory.md") if b.lang == "json"]
     (workdir / "conversations.json").write_text(f"[{layout.text}]", encoding="utf-8")
     argv = ["memory", "--dataset", "conversations.json", "--system", "full-context", "--relay", endpoint.url]
+    argv.append("--detail")  # the scores table
     assert main(argv) == 0
     out = capsys.readouterr().out
     (cells,) = scores_table(out).values()

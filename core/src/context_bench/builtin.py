@@ -76,6 +76,12 @@ _COMMANDS = [
         _CLI + "commands:cmd_compare",
     ),
     CommandSpec(
+        "show",
+        "show a saved JSON report again, in any format",
+        _CLI + "commands:configure_show",
+        _CLI + "commands:cmd_show",
+    ),
+    CommandSpec(
         "runs",
         "list the runs in the store (.context-bench/runs.sqlite, --store URL)",
         _CLI + "history:configure_runs",

@@ -94,6 +94,8 @@ class RunCache:
         self.failure: str | None = None
         #: What reading the cache skipped (records of the wrong shape): for the run's warnings.
         self.notices: list[str] = []
+        #: How many rows this run has stored (what Ctrl-C leaves behind for a resumed run).
+        self.stored = 0
         self._entries: dict[Path, dict[str, CachedRow]] = {}
         self._handles: dict[Path, IO[str]] = {}
         self._lock = threading.Lock()
@@ -164,6 +166,7 @@ class RunCache:
                 except UnicodeEncodeError:  # nothing was written: the encoder failed first
                     handle.write(LONE_SURROGATE.sub(REPLACEMENT, line))
                 handle.flush()
+                self.stored += 1
             except OSError as exc:
                 self._fail(path, exc)
                 self._close_all()

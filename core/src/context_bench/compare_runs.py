@@ -1,5 +1,6 @@
 """Saved results (the JSON report of ``run``, ``score`` or ``memory``) read back for
-``context-bench compare``: every run's rows, each system named apart, checked.
+``context-bench compare``: every run's rows, each system named apart, checked; and one report
+whole for ``context-bench show``.
 
 A file that is not a report, a row that is not a row (no system, data set or id), the same id
 twice for one system and a ``FILE:NAME`` label that another system already has are refused (exit
@@ -20,15 +21,37 @@ from typing import Any
 
 from .direction import Directions
 from .errors import UsageError
-from .records import EvalRow, RowError
+from .records import EvalResult, EvalRow, RowError
 from .rowcheck import FIGURES, figure_problem, is_figure, score_problem
+from .saved import summary_from_dict
 
 #: The fields of a row that name it.
 _NAMES = ("system", "dataset", "example_id")
 
 
+def read_report(file: str) -> EvalResult:
+    """A saved JSON report as the result it was written from, for ``context-bench show``: its summary
+    as saved (typed), its metadata and its rows (checked as ``compare`` checks them)."""
+    data = _load(file)
+    summary = data.get("summary")
+    metadata = data.get("metadata")
+    return EvalResult(
+        _rows(data, file),
+        summary_from_dict(summary if isinstance(summary, dict) else {}),
+        metadata=metadata if isinstance(metadata, dict) else {},
+    )
+
+
 def _read(file: str) -> tuple[list[EvalRow], Directions]:
     """A report's rows, and the directions its summary records for its score fields."""
+    data = _load(file)
+    summary = data.get("summary")
+    fields = summary.get("score_fields") if isinstance(summary, dict) else None
+    directions = Directions.reported(fields) if isinstance(fields, dict) else Directions()
+    return _rows(data, file), directions
+
+
+def _load(file: str) -> dict[str, Any]:
     try:
         data = json.loads(Path(file).read_text(encoding="utf-8"))
     except OSError as exc:
@@ -37,10 +60,11 @@ def _read(file: str) -> tuple[list[EvalRow], Directions]:
         raise UsageError(f"{file}: not a JSON report ({exc})") from None
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
         raise UsageError(f"{file}: not a JSON report of context-bench (no 'rows'; use --output json)")
-    summary = data.get("summary")
-    fields = summary.get("score_fields") if isinstance(summary, dict) else None
-    directions = Directions.reported(fields) if isinstance(fields, dict) else Directions()
-    return [_row(row, file, number) for number, row in enumerate(data["rows"])], directions
+    return data
+
+
+def _rows(data: dict[str, Any], file: str) -> list[EvalRow]:
+    return [_row(row, file, number) for number, row in enumerate(data["rows"])]
 
 
 def _row(data: Any, file: str, number: int) -> EvalRow:
@@ -99,7 +123,7 @@ def load_runs(files: Sequence[str]) -> tuple[list[EvalRow], list[str], Direction
     differ), and the lower-is-better fields the reports record.  A system name two files share
     becomes ``FILE:NAME``."""
     if len(files) < 2:
-        raise UsageError("compare needs at least two JSON reports")
+        raise UsageError("compare needs at least two JSON reports (one report: context-bench show REPORT)")
     read = {file: _read(file) for file in files}
     runs = {file: rows for file, (rows, _) in read.items()}
     directions = Directions()

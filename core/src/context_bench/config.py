@@ -109,7 +109,7 @@ class Output:
     """Where results go: the progress line, each finished row handed to ``stream(row)`` in task
     order instead of kept (the result then holds the summary alone), the cache of finished rows a
     re-run resumes from (``cache_dir``), and the report the command line writes (``format``, by
-    name, ``out``, ``html_inline_rows``)."""
+    name, ``out``, ``html_inline_rows``, and ``detail``: the table with every table, not one screen)."""
 
     progress: bool = True
     stream: Callable[[Any], None] | None = None
@@ -119,6 +119,7 @@ class Output:
     html_inline_rows: int = attrs.field(
         default=DEFAULT_HTML_INLINE_ROWS, validator=bounded("--html-inline-rows")
     )
+    detail: bool = False
 
 
 def _settings(value: Any) -> PluginSettings:

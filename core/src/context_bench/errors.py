@@ -11,6 +11,10 @@ class UsageError(ContextBenchError):
     """A user mistake: an unknown data set, an unreadable file, a bad option."""
 
 
+class Interrupted(KeyboardInterrupt):
+    """Ctrl-C during a run; the message says how many finished rows are kept, and where."""
+
+
 class PluginError(ContextBenchError):
     """A plugin failed to load or register (raised only with ``CBENCH_STRICT_PLUGINS=1``)."""
 

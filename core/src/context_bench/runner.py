@@ -102,12 +102,12 @@ class _TaskBuilder:
                 seen.setdefault(id(evaluator), evaluator)
         return list(seen.values())
 
-    def evaluator_notices(self) -> list[str]:
-        """What the run's evaluators have to say in its summary (``notices()``, e.g. a sandbox
-        layer that was off), each line once."""
-        lines = (
-            line for e in self.evaluators() if callable(n := getattr(e, "notices", None)) for line in n()
-        )
+    def evaluator_notices(self, used: set[int]) -> list[str]:
+        """What the run's evaluators that were given a row (``used``: their ids) have to say in its
+        summary (``notices()``, e.g. a sandbox layer that was off), each line once: one wired to
+        the run but given no row is not asked, so it starts nothing (cbench-code's sandbox)."""
+        asked = [e for e in self.evaluators() if id(e) in used]
+        lines = (line for e in asked if callable(n := getattr(e, "notices", None)) for line in n())
         return list(dict.fromkeys(lines))
 
     def evaluator_models(self) -> dict[str, str]:
@@ -359,8 +359,11 @@ def evaluate(
             in_flight[task.index] = task
             yield task
 
+    used: set[int] = set()  # the evaluators given a row, by id
+
     def on_row(row: EvalRow) -> None:
         task = in_flight.pop(row.index)
+        used.update(map(id, task.evaluators))
         row.example = task.original  # so a report's rows can be scored again
         if cache is not None and row.fresh and not any(e.stage != "evaluator" for e in row.errors):
             cache.store(
@@ -388,7 +391,7 @@ def evaluate(
             f"the executor returned without {len(in_flight)} row(s) (the first: {min(in_flight)})"
         )
     notices = [*watch.lines, *wirer.hints, *builder.hints, *delivery.not_applicable()]
-    notices += builder.evaluator_notices()
+    notices += builder.evaluator_notices(used)
     if cache is not None:
         notices += [*cache.notices, *([cache.failure] if cache.failure else [])]
     summarize.notices = notices

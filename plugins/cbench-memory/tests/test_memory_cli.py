@@ -89,11 +89,12 @@ def test_named_longmemeval_with_data_file_qa_types_and_table(world, fixtures, ca
                 "--no-progress",
                 "--judge-url",
                 judge.url,
+                "--detail",
             ]
         )
     out, err = capsys.readouterr()
     assert code == 0, err
-    assert "2 rows, 1 system, 1 data set" in out and "Breakdown by qa_type" in out
+    assert "2 rows, 1 system, 1 data set" in err and "Breakdown by qa_type" in out
     assert "abstention" in out and "temporal-reasoning" in out and "single-session-user" not in out
     assert (
         len(world.memory_requests()) == 2 and world.judge_requests() == []

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import __version__
-from ..errors import ContextBenchError, UsageError
+from ..errors import ContextBenchError, Interrupted, UsageError
 from ..gates import INTERRUPTED, USAGE
 from ..plugins import PluginHost, PluginWarning, set_host
 from ..specs import resolve
@@ -75,9 +75,14 @@ def main(argv: Sequence[str] | None = None, *, host: PluginHost | None = None) -
 
             print(f"{PROG}: error: {printable(_without_prefix(str(exc)))}", file=sys.stderr)
             return USAGE
+        except Interrupted as exc:  # a run: how many rows it kept, and where
+            from ..reports.sections import printable
+
+            print(f"{PROG}: interrupted: {printable(str(exc))}", file=sys.stderr)
+            return INTERRUPTED
         except KeyboardInterrupt:
             print(
-                "context-bench: interrupted (finished rows are kept in --cache-dir, if given)",
+                f"{PROG}: interrupted (a run given --cache-dir keeps its finished rows there)",
                 file=sys.stderr,
             )
             return INTERRUPTED

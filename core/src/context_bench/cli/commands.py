@@ -1,5 +1,6 @@
-"""``context-bench run`` (endpoints over data sets), ``score`` (responses in files) and ``compare``
-(saved reports): each command's arguments (``configure_*``) and what it does (``cmd_*``)."""
+"""``context-bench run`` (endpoints over data sets), ``score`` (responses in files), ``compare``
+(saved reports) and ``show`` (one saved report): each command's arguments (``configure_*``) and
+what it does (``cmd_*``)."""
 
 from __future__ import annotations
 
@@ -11,13 +12,21 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from ..errors import UsageError
+from ..errors import Interrupted, UsageError
 from ..plugins import PluginHost
 from ..reports import FORMATS
-from .run_options import RunOptions, add_figure_options, add_run_options, check_reachable, emit
+from .run_options import (
+    RunOptions,
+    add_detail_option,
+    add_figure_options,
+    add_run_options,
+    check_reachable,
+    emit,
+)
 from .system_flags import add_system_flags
 
 if TYPE_CHECKING:
+    from ..cache import RunCache
     from ..config import Output
     from ..records import EvalResult
     from .inputs import Inputs
@@ -65,10 +74,19 @@ def configure_compare(parser: argparse.ArgumentParser, host: PluginHost) -> None
     parser.add_argument("files", nargs="+", metavar="FILE", help="JSON reports (--output json)")
     parser.add_argument("--output", choices=FORMATS, default="table", help="report format (default table)")
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
+    add_detail_option(parser)
     parser.add_argument(
         "--baseline", metavar="NAME", help="the system the others are compared with (default: the first)"
     )
     add_figure_options(parser)
+
+
+def configure_show(parser: argparse.ArgumentParser, host: PluginHost) -> None:
+    parser.description = "Show a saved JSON report again, in any format, as it was written."
+    parser.add_argument("report", metavar="REPORT", help="a JSON report (--output json)")
+    parser.add_argument("--output", choices=FORMATS, default="table", help="report format (default table)")
+    parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
+    add_detail_option(parser)
 
 
 def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
@@ -136,7 +154,7 @@ def _evaluate(
     from ..cache import RunCache
     from ..metadata import run_metadata
     from ..reports.sections import printable
-    from ..runner import RowSystems, evaluate
+    from ..runner import RowSystems, SecondPass, evaluate
     from .run_options import with_models
 
     config = options.config
@@ -149,9 +167,11 @@ def _evaluate(
     told = len(inputs.notices)
     for notice in inputs.notices:
         print(f"context-bench: notice: {printable(notice)}", file=sys.stderr)
+    # an unusable cache directory is the one line said, not the second; open, it counts the rows
+    # Ctrl-C leaves behind
     cache_dir = config.output.cache_dir
-    if cache_dir:  # an unusable cache directory is the one line said, not the second
-        RunCache(cache_dir).close()
+    cache = RunCache(cache_dir) if cache_dir else None
+    config = attrs.evolve(config, output=attrs.evolve(config.output, cache_dir=None))
     executor = options.build_executor()
     # Built as evaluate() will build them, so a setup mistake (an unset key variable) is said
     # first, in its one line; the evaluators are built again by the run, which is cheap.
@@ -179,7 +199,17 @@ def _evaluate(
 
     def run(stream: Any) -> EvalResult:
         streamed = attrs.evolve(config, output=attrs.evolve(config.output, stream=stream))
-        result = evaluate(run_systems, inputs.datasets, streamed, host=host, executor=executor)
+        try:
+            result = evaluate(
+                run_systems,
+                inputs.datasets,
+                streamed,
+                host=host,
+                executor=executor,
+                second_pass=SecondPass(cache=cache),
+            )
+        except KeyboardInterrupt:
+            raise Interrupted(_kept(cache)) from None
         for notice in inputs.notices[told:]:  # of files read to their end during the run
             print(f"context-bench: notice: {printable(notice)}", file=sys.stderr)
         return result
@@ -192,6 +222,14 @@ def _evaluate(
     with _report_stream(config.output) as stream:  # the JSONL report is in place once the run is done
         result = run(stream)
     return _emit(result, systems if systems is not None else run_systems.seen, options, stream, recorded)
+
+
+def _kept(cache: RunCache | None) -> str:
+    """What an interrupted run leaves behind: the rows it finished in the cache, or nothing."""
+    if cache is None:
+        return "no row is kept (with --cache-dir DIR, finished rows are kept and the same command resumes)"
+    rows = f"{cache.stored} finished row{'s' * (cache.stored != 1)} of this run"
+    return f"{rows} kept in {cache.root}; the same command resumes from them"
 
 
 def _report_stream(output: Output) -> Any:
@@ -284,8 +322,25 @@ def cmd_compare(args: argparse.Namespace, host: PluginHost) -> int:
     summarize = Summarizer(notices=notices, analysis=analysis, directions=directions)
     result = EvalResult(rows, summarize(rows), summarize, {"compared": list(args.files)})
     options = RunOptions(
-        RunConfig(analysis=analysis, output=Output(format=args.output, out=args.out)),
+        RunConfig(analysis=analysis, output=Output(format=args.output, out=args.out, detail=args.detail)),
         argv=getattr(args, "argv", None),
         gates=Gates(baseline=args.baseline, max_failure_rate=1.0),
     )
     return emit(result, options)
+
+
+def cmd_show(args: argparse.Namespace, host: PluginHost) -> int:
+    """A saved report rendered again: its own summary, metadata and rows, no figure recomputed."""
+    from ..compare_runs import read_report
+    from ..config import Output, RunConfig
+    from ..gates import Gates
+    from .run_options import check_out
+
+    if args.out:
+        check_out(args.out, args.output)
+    options = RunOptions(
+        RunConfig(output=Output(format=args.output, out=args.out, detail=args.detail)),
+        argv=getattr(args, "argv", None),
+        gates=Gates(max_failure_rate=1.0),
+    )
+    return emit(read_report(args.report), options)

@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..analysis import Analysis
     from ..execution import Executor
     from ..records import EvalResult
+    from ..reports import View
 
 
 def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
@@ -84,6 +85,7 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         "--output", choices=FORMATS, default=DEFAULT_FORMAT, help=f"report format (default {DEFAULT_FORMAT})"
     )
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
+    add_detail_option(parser)
     parser.add_argument(
         "--html-inline-rows",
         type=flag_type("--html-inline-rows"),
@@ -172,6 +174,16 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     )
     add_figure_options(parser)
     host.add_options(parser.add_argument_group("plugin options"))
+
+
+def add_detail_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--detail",
+        "-v",
+        action="store_true",
+        help="the table report with every table (default: the verdict, the key figures and the "
+        "warnings, one screen)",
+    )
 
 
 def add_figure_options(parser: argparse.ArgumentParser) -> None:
@@ -312,6 +324,7 @@ class RunOptions:
                 format=args.output,
                 out=args.out,
                 html_inline_rows=args.html_inline_rows,
+                detail=getattr(args, "detail", False),
             ),
             plugins={d: getattr(args, d) for d in sorted(host.option_dests()) if hasattr(args, d)},
         )
@@ -423,7 +436,7 @@ def emit(result: EvalResult, options: RunOptions, written: Any = None) -> int:
     elif written is not None and output.format == "html":
         replaced = written.replaced + _write_html(result, written, output)
     else:
-        replaced = _write(render(result, output.format), output)
+        replaced = _write(render(result, output.format, _view(result, output)), output)
     warnings = list(result.summary.warnings) if result.summary else []
     if output.out or output.format in ("json", "jsonl", "csv"):  # the table and Markdown show them
         for warning in warnings:
@@ -438,6 +451,16 @@ def emit(result: EvalResult, options: RunOptions, written: Any = None) -> int:
     for line in verdict.lines:
         print(f"context-bench: error: {printable(repair_text(line))}", file=sys.stderr)
     return verdict.status
+
+
+def _view(result: EvalResult, output: Output) -> View:
+    """The table at the terminal's width, its run's counts said on stderr (the verdict leads)."""
+    from ..reports import View, summary_of, table
+    from ..reports.sections import overview, printable
+
+    if output.format == "table":
+        print(f"context-bench: {printable(overview(result, summary_of(result)))}", file=sys.stderr)
+    return View(detail=output.detail, width=table.terminal_width())
 
 
 def with_models(analysis: Analysis, described: Iterable[Any]) -> Analysis:

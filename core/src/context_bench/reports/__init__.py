@@ -10,6 +10,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
+import attrs
+
 from ..errors import UsageError
 
 if TYPE_CHECKING:  # the records load with a run; the CLI's parser needs only FORMATS
@@ -18,14 +20,28 @@ if TYPE_CHECKING:  # the records load with a run; the CLI's parser needs only FO
 #: The report formats, as ``--output`` offers them.
 FORMATS = ("table", "markdown", "json", "jsonl", "html", "csv")
 
-__all__ = ["FORMATS", "render", "summary_of"]
+#: The width a report is laid out for when no terminal says otherwise.
+WIDTH = 100
+
+__all__ = ["FORMATS", "View", "render", "summary_of"]
 
 
-def render(result: EvalResult, fmt: str) -> str:
-    """The report of ``result`` in format ``fmt``, as one string ending in a newline."""
+@attrs.frozen
+class View:
+    """How the terminal table is laid out: every table (``detail``, ``--detail``) or one screen
+    (the verdict, the key figures, the warnings), at most ``width`` columns wide (the terminal's)."""
+
+    detail: bool = False
+    width: int = WIDTH
+
+
+def render(result: EvalResult, fmt: str, view: View | None = None) -> str:
+    """The report of ``result`` in format ``fmt``, as one string ending in a newline; ``view``
+    lays out the table (default: one screen at :data:`WIDTH` columns)."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown report format {fmt!r}; valid formats: {', '.join(FORMATS)}")
-    return importlib.import_module(f".{fmt}", __name__).render(result)
+    module = importlib.import_module(f".{fmt}", __name__)
+    return module.render(result, view or View()) if fmt == "table" else module.render(result)
 
 
 def summary_of(result: EvalResult) -> Summary:

@@ -9,9 +9,10 @@ import math
 from typing import Any
 
 from ..direction import HIGHER, LOWER, LOWER_MARK, named
-from ..metrics.paired import p_text
 from ..records import Comparison, GroupSummary, Summary
-from .sections import HUGE, MAX_WIDTH, Section, figure, fit, labels, percent, score
+from .numbers import interval, money, p_value, ratio
+from .sections import HUGE, MAX_WIDTH, Section, figure, labels, percent, score, width_of
+from .verdict import primary
 
 #: Row ids a loss-audit cell lists before "…".
 AUDIT_IDS = 3
@@ -22,11 +23,11 @@ def build(summary: Summary) -> list[Section]:
     return [*_intervals(summary), *_comparisons(summary), *_audit(summary), *_judges(summary)]
 
 
-def readable(section: Section, width: int = MAX_WIDTH) -> list[Section]:
-    """The section, or, when it is too wide, the same figures with its rows as columns (each
-    value column a row); only a table still too wide that way is cut (by ``fit``)."""
-    if len(fit(section, width + len(section.headers))) == 1:  # fit counts Markdown's wider separator
-        return [section]
+def readable(section: Section, width: int = MAX_WIDTH) -> Section:
+    """The section, or, when it is wider than ``width``, the same figures with its rows as columns
+    (each value column a row) if that is narrower: a table is never cut into numbered pieces."""
+    if width_of(section) <= width or section.keys >= len(section.headers):  # nothing to turn
+        return section
     names = [" / ".join(row[: section.keys]) for row in section.rows]
     turned = Section(
         section.title,
@@ -39,28 +40,13 @@ def readable(section: Section, width: int = MAX_WIDTH) -> list[Section]:
         1,
         section.max_cell,
     )
-    return fit(turned, width)
+    return turned if width_of(turned) < width_of(section) else section
 
 
 def _whole(value: Any) -> str:
     if value is None:
         return "-"
     return f"{value:.4g}" if not math.isfinite(value) or abs(value) >= HUGE else str(round(value))
-
-
-def _money(value: Any) -> str:
-    if value is None or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return "-"
-    if abs(value) >= HUGE:
-        return f"${value:.4g}"
-    return f"${value:.4f}" if abs(value) < 1 else f"${value:,.2f}"
-
-
-def _interval(ci: Any) -> str:
-    def bound(value: float) -> str:
-        return f"{value:.4g}" if not math.isfinite(value) or abs(value) >= HUGE else f"{value:.2f}"
-
-    return "-" if not ci else f"{bound(ci[0])}–{bound(ci[1])}"
 
 
 def key_figures(summary: Summary) -> list[Section]:
@@ -89,8 +75,8 @@ def key_figures(summary: Summary) -> list[Section]:
                 "-"
                 if tokens.input_mean is None
                 else f"{_whole(tokens.input_mean)}/{_whole(tokens.output_mean)}",
-                _money(g.cost.dollars),
-                _money(g.passing.cost_of_pass),
+                money(g.cost.dollars),
+                money(g.passing.cost_of_pass),
                 figure(latency.p50),
                 "-"
                 if g.frontier.rank is None
@@ -140,7 +126,7 @@ def _intervals(summary: Summary) -> list[Section]:
                 if group is None or field not in group.scores:
                     cells.append("-")
                     continue
-                cells.append(_interval(group.ci.get(field)))
+                cells.append(interval(group.ci.get(field)))
             rows.append((str(dataset), summary.direction(field).label(str(field)), *cells))
     if not rows:
         return []
@@ -150,12 +136,6 @@ def _intervals(summary: Summary) -> list[Section]:
 
 
 _NONE = GroupSummary(system="", dataset="")
-
-
-def _p(value: Any, alpha: float) -> str:
-    if value is None:
-        return "-"
-    return "<0.001" if value < 0.001 < alpha else p_text(value, alpha)
 
 
 def _verdict(c: Comparison) -> str:
@@ -187,7 +167,7 @@ def _comparisons(summary: Summary) -> list[Section]:
     of the baseline's)."""
     if not summary.comparisons:
         return []
-    shown = _chosen(summary)
+    shown = primary(summary)
     alpha = summary.alpha
     rows = tuple(
         (
@@ -195,8 +175,8 @@ def _comparisons(summary: Summary) -> list[Section]:
             str(c.dataset),
             _label(c),
             _difference(c),
-            _interval(c.ci),
-            _p(c.p_value, alpha),
+            interval(c.ci),
+            p_value(c.p_value, alpha),
             _verdict(c),
             score(c.mdd),
             _rows(c),
@@ -234,41 +214,33 @@ def _comparisons(summary: Summary) -> list[Section]:
     ]
 
 
-def _chosen(summary: Summary) -> dict[tuple[str, str], Comparison]:
-    """Per (system, data set), its comparison on the group's primary score (its pass figures'
-    field), else on the first field both sides share."""
-    field = {(g.system, g.dataset): g.passing.field for g in summary.groups}
-    chosen: dict[tuple[str, str], Comparison] = {}
-    for c in summary.comparisons:
-        key = (c.system, c.dataset)
-        if key not in chosen or c.field == field.get(key):
-            chosen[key] = c
-    return chosen
-
-
 def _label(c: Comparison) -> str:
     return named(c.direction).label(str(c.field))
 
 
-def _ids(ids: list[str]) -> str:
+def _counted(ids: list[str]) -> str:
+    """How many rows, then the first ids: "20 (q001, q002, q003, …)"."""
+    if not ids:
+        return "0"
     shown = ", ".join(map(str, ids[:AUDIT_IDS]))
-    return (shown + ", …" if len(ids) > AUDIT_IDS else shown) or "-"
+    return f"{len(ids)} ({shown}{', …' if len(ids) > AUDIT_IDS else ''})"
 
 
 def _audit(summary: Summary) -> list[Section]:
     """Per (system, data set): compression, savings, and the rows lost and gained on the primary score."""
-    chosen = _chosen(summary)
+    chosen = primary(summary)
     if not chosen:
         return []
     rows = tuple(
         (
             str(c.system),
             str(c.dataset),
-            "-" if c.compression_ratio is None else f"{c.compression_ratio:.2f}x",
+            ratio(c.compression_ratio),
             figure(c.tokens_saved),
-            _money(c.cost_saved) + (f" {c.cost_source}" if c.cost_saved is not None else ""),
-            f"{_label(c)}: {len(c.lost)} {_ids(c.lost)}" if c.lost else f"{_label(c)}: 0",
-            f"{len(c.gained)} {_ids(c.gained)}" if c.gained else "0",
+            money(c.cost_saved) + (f" {c.cost_source}" if c.cost_saved is not None else ""),
+            _label(c),
+            _counted(c.lost),
+            _counted(c.gained),
         )
         for c in chosen.values()
     )
@@ -281,6 +253,7 @@ def _audit(summary: Summary) -> list[Section]:
         "input ratio",
         "tokens saved",
         "dollars saved",
+        "score",
         "lost",
         "gained",
     )
@@ -290,7 +263,7 @@ def _audit(summary: Summary) -> list[Section]:
             "on one side only)",
             headers,
             rows,
-            (False, False, True, True, True, False, False),
+            (False, False, True, True, True, False, False, False),
             2,
         )
     ]
@@ -307,7 +280,7 @@ def _judges(summary: Summary) -> list[Section]:
             figure(j.parse_errors),
             figure(j.input_tokens),
             figure(j.output_tokens),
-            _money(j.dollars),
+            money(j.dollars),
             "-" if j.alpha is None else f"{j.alpha:.3f}",
         )
         for j in summary.judges

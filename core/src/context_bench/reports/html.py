@@ -24,6 +24,7 @@ from ..records import EvalResult
 from . import figure_sections, sections, summary_of, svg
 from .html_rows import PAGE, RowEncoder
 from .sections import Section, printable
+from .verdict import verdicts
 
 #: Characters of a response shown before the rest folds away in a <details> element.
 PREVIEW = 120
@@ -58,6 +59,7 @@ th.asc::after { content: " ▲"; } th.desc::after { content: " ▼"; }
 .detail dt { font-weight: 600; } .detail dd { margin: 0; }
 .pair { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
 .ids button { margin: 0.1rem; font-family: monospace; }
+ul.verdict { font-size: 1.1rem; line-height: 1.5; padding-left: 1.2rem; }
 """
 
 
@@ -88,22 +90,21 @@ def write(
     that file beside the page (one row's JSON a line), so a page of millions of rows stays small."""
     summary = summary_of(result)
     data = summary.to_dict()
+    said = "".join(f"<li>{escape(printable(str(v)))}</li>" for v in verdicts(summary))
+    # the answer first: the verdict and the key figures, then what they rest on
     body = [
         "<h1>context-bench report</h1>",
+        f'<ul class="verdict">{said}</ul>' if said else "",
         f"<p>{escape(sections.overview(result, summary))}</p>",
+        *(_section(section) for section in figure_sections.key_figures(summary)),
     ]
     notes = sections.warnings(summary)
     if notes:
         body.append("<h2>Warnings</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
     body.append(_charts(data, result.systems))
-    # the figures' tables (key figures, intervals, comparisons, savings, judges), as in the table
+    # the figures' other tables (scores, intervals, comparisons, savings, judges), as in the table
     # and Markdown reports
-    tables = [
-        *figure_sections.key_figures(summary),
-        *sections.build(summary),
-        *figure_sections.build(summary),
-    ]
-    body += [_section(section) for section in tables]
+    body += [_section(section) for section in [*sections.build(summary), *figure_sections.build(summary)]]
     audit = _audit_ids(data)
     body.append(_audit(audit))
     body.append(_rows(encoder, rows_file))

@@ -1,15 +1,27 @@
-"""The JSON report: the whole result, summary and rows."""
+"""The JSON report: the verdict's lines, then the whole result, summary and rows."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from typing import TextIO
 
-from ..records import EvalResult
+from ..records import EvalResult, Summary
+from ..saved import summary_from_dict
+from . import summary_of
+from .verdict import verdicts
 
 
 def render(result: EvalResult) -> str:
-    return result.to_json() + "\n"
+    said = json.dumps(_verdict(result), ensure_ascii=False)
+    return '{"verdict": ' + said + ",\n" + result.to_json().removeprefix("{") + "\n"
+
+
+def _verdict(result: EvalResult) -> list[str]:
+    summary = summary_of(result)
+    if not isinstance(summary, Summary):  # a stored run's summary as its dict (store.transfer)
+        summary = summary_from_dict(summary.to_dict())
+    return [str(v) for v in verdicts(summary)]
 
 
 def write(result: EvalResult, rows: Iterable[str], handle: TextIO) -> None:

@@ -1,21 +1,26 @@
-"""The Markdown report: one heading and one pipe table per section."""
+"""The Markdown report: the verdict as a list, then one heading and one pipe table per section."""
 
 from __future__ import annotations
 
 from ..records import EvalResult
 from . import figure_sections, sections, summary_of
 from .sections import Section, printable
+from .verdict import verdicts
 
 
 def render(result: EvalResult) -> str:
     summary = summary_of(result)
-    parts = ["## context-bench results", sections.overview(result, summary)]
+    parts = ["## context-bench results"]
+    said = verdicts(summary)
+    if said:
+        parts.append("\n".join(f"- {_inline(str(v))}" for v in said))
+    parts.append(sections.overview(result, summary))
     wholes = [
         *figure_sections.key_figures(summary),
         *sections.build(summary),
         *figure_sections.build(summary),
     ]
-    parts += [_table(section) for whole in wholes for section in figure_sections.readable(whole)]
+    parts += [_table(figure_sections.readable(whole)) for whole in wholes]
     notes = sections.warnings(summary)
     if notes:
         parts.append("\n".join(["### Warnings", "", *(f"- {_inline(note)}" for note in notes)]))

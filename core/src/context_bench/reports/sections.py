@@ -23,20 +23,20 @@ from ..records import (
     Summary,
     SystemSummary,
 )
+from . import WIDTH
 
-#: Widest a text table may grow before :func:`fit` splits its value columns over several tables.
-MAX_WIDTH = 100
+#: The width a report is laid out for when no terminal says otherwise.
+MAX_WIDTH = WIDTH
 #: Longest text a terminal cell shows (a data set given as a file path is cut with "…").
 MAX_CELL = 40
 #: Longest error message a terminal cell shows.
 MAX_MESSAGE = 120
-_SEPARATOR = 3  # room a column separator takes (" | " in Markdown, two spaces in the table)
 
 
 @attrs.frozen
 class Section:
     """One titled table.  ``numeric`` marks the columns to right-align; the first ``keys`` columns
-    say which row this is and repeat in every part when :func:`fit` splits a wide table."""
+    say which row this is (a table turned on its side names its columns by them)."""
 
     title: str
     headers: tuple[str, ...]
@@ -340,7 +340,7 @@ def _messages(messages: Sequence[ErrorMessage]) -> Section:
         for m in messages
     )
     headers = ("count", "stage", "source", "type", "message", "rows")
-    # every column is a key: the table is never split, a message is cut at MAX_MESSAGE instead
+    # every column is a key: the table is never turned, a message is cut at MAX_MESSAGE instead
     return Section(
         "Error messages", headers, rows, (True, *(False for _ in headers[1:])), len(headers), MAX_MESSAGE
     )
@@ -380,36 +380,10 @@ def _keyed(title: str, headers: Sequence[str], rows: Sequence[Sequence[str]], *,
     )
 
 
-def fit(section: Section, width: int = MAX_WIDTH) -> list[Section]:
-    """The section, or several parts of it when its columns would not fit in ``width`` characters.
-
-    Every part repeats the key columns; the others keep their order.  Widths count cells as a
-    terminal shows them (at most :data:`MAX_CELL`) and the wider Markdown separator.
-    """
+def width_of(section: Section) -> int:
+    """How wide the section is on a terminal: its columns as cut at ``max_cell``, two spaces apart."""
     widths = [
         min(section.max_cell, max([len(h), *(len(r[i]) for r in section.rows)]))
         for i, h in enumerate(section.headers)
     ]
-    keys = range(section.keys)
-    key_width = sum(widths[i] + _SEPARATOR for i in keys)
-    parts: list[list[int]] = [[]]
-    used = key_width
-    for i in range(section.keys, len(widths)):
-        if parts[-1] and used + widths[i] > width:
-            parts.append([])
-            used = key_width
-        parts[-1].append(i)
-        used += widths[i] + _SEPARATOR
-    if len(parts) == 1:
-        return [section]
-    return [
-        Section(
-            f"{section.title} ({number}/{len(parts)})",
-            tuple(section.headers[i] for i in (*keys, *columns)),
-            tuple(tuple(row[i] for i in (*keys, *columns)) for row in section.rows),
-            tuple(section.numeric[i] for i in (*keys, *columns)),
-            section.keys,
-            section.max_cell,
-        )
-        for number, columns in enumerate(parts, 1)
-    ]
+    return sum(widths) + 2 * (len(widths) - 1)
