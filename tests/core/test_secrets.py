@@ -272,7 +272,7 @@ def test_no_report_shows_keys_inside_command_words_or_extra_body(tmp_path, capsy
     out = tmp_path / f"report.{fmt}"
     with FakeServer(lambda body: "a") as server:
         argv = ["run", "--command", command, "--proxy", server.url, "--model", "m", "--extra-body", extra]
-        argv += ["--dataset", str(data), "--output", fmt, "--out", str(out), "--no-progress"]
+        argv += ["--dataset", str(data), "--output", fmt, "--out", str(out), "--no-progress", "--detail"]
         assert main(argv) == 0, capsys.readouterr().err
     report = out.read_text(encoding="utf-8")
     if fmt == "markdown":

@@ -105,7 +105,7 @@ class _TaskBuilder:
     def evaluator_notices(self, used: set[int]) -> list[str]:
         """What the run's evaluators that were given a row (``used``: their ids) have to say in its
         summary (``notices()``, e.g. a sandbox layer that was off), each line once: one wired to
-        the run but given no row is not asked, so it starts nothing (cbench-code's sandbox)."""
+        the run but given no row is not asked, so it starts nothing (a code sandbox)."""
         asked = [e for e in self.evaluators() if id(e) in used]
         lines = (line for e in asked if callable(n := getattr(e, "notices", None)) for line in n())
         return list(dict.fromkeys(lines))
