@@ -104,7 +104,7 @@ def test_the_table_marks_false_memory_lower_is_better(memory):
     assert code == 0, err
     assert "Key figures (pass: false_memory ≤ 0.7; in/out: mean tokens per row; front: rank)" in out
     assert "false_memory ↓" in out and "↓: lower is better" in out
-    assert "+1.000 worse" in out and re.search(r"false_memory ↓\s+8 \(", out)
+    assert "+1.000 worse" in out and re.search(r"^lost\s+8 \(c1/0, c1/1, c1/2, …\)", out, re.M)
 
 
 def test_fail_over_bounds_false_memory_and_fail_under_is_refused(memory):
