@@ -1,13 +1,14 @@
 """A mutation check of the code that decides whether a report tells the truth (issue 26).
 
-Each mutation (``bench/mutations.py``) is a realistic bug (a flipped sign, a dropped correction, a
-comparison off by one, a missing escape, a failure read as a score) written as a change of one
-snippet of one module.  The tool copies the tree given on the command line into a temporary folder
-with a virtual environment of its own (the copy's packages ahead of the running interpreter's
-third-party ones, so even the sandbox server that cbench-code starts with ``python -I`` imports the
-copy), checks that the unchanged copy passes, then plants the mutations one at a time, each
-followed by the tests of its area (``pytest -x``).  A mutation is killed when they fail (or run
-past the time limit), survived when they pass.  The tree itself is never written to.
+Each mutation (``bench/mutations.py`` and ``bench/mutations_verdicts.py``) is a realistic bug (a
+flipped sign, a dropped correction, a comparison off by one, a missing escape, a failure read as a
+score) written as a change of one snippet of one module.  The tool copies the tree given on the
+command line into a temporary folder with a virtual environment of its own (the copy's packages
+ahead of the running interpreter's third-party ones, so even the sandbox server that cbench-code
+starts with ``python -I`` imports the copy), checks that the unchanged copy passes, then plants the
+mutations one at a time, each followed by the tests of its area (``pytest -x``).  A mutation is
+killed when they fail (or run past the time limit), survived when they pass.  The tree itself is
+never written to.
 
     python bench/mutation.py [TREE] [--area summary --area secrets] [--only NAME] [--budget 7200]
     python bench/mutation.py [TREE] --list     # the mutations, and any whose snippet is gone
@@ -36,7 +37,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import attrs
-from mutations import AREAS, Area, Mutation
+from mutations import GUARDS, Area, Mutation
+from mutations_verdicts import VERDICTS
+
+#: Every area, in the order a run takes them.
+AREAS = (*VERDICTS, *GUARDS)
 
 #: What the copy of a tree leaves out: version control, caches and environments.
 IGNORED = shutil.ignore_patterns(
