@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from ..config import Output
     from ..records import EvalResult
     from .inputs import Inputs
+    from .recording import Recording
 
 
 def configure_run(parser: argparse.ArgumentParser, host: PluginHost) -> None:
@@ -130,8 +131,23 @@ def _evaluate(
     The rows stream: read as the run draws them, each written as it finishes (``--output jsonl``;
     spooled to a temporary file for ``json`` and ``html`` with ``--out``, held as text on stdout;
     counted, not kept, for the table and Markdown), so a run of millions of rows runs in bounded
-    memory (docs/architecture.md); CSV holds every row.
+    memory (docs/architecture.md); CSV holds every row.  Each finished row is recorded in the
+    store too, and the summary with the report (:class:`~context_bench.cli.recording.Recording`).
     """
+    from .recording import Recording
+
+    with Recording(options, "score" if systems is None else "run") as recording:  # before any row
+        return _run_recorded(systems, inputs, options, host, recorded, recording)
+
+
+def _run_recorded(
+    systems: list[Any] | None,
+    inputs: Inputs,
+    options: RunOptions,
+    host: PluginHost,
+    recorded: dict[str, Any] | None,
+    recording: Recording,
+) -> int:
     from ..autowire import Wirer
     from ..cache import RunCache
     from ..metadata import run_metadata
@@ -140,7 +156,6 @@ def _evaluate(
     from .run_options import with_models
 
     config = options.config
-
     named = inputs.names(RowSystems.default)
     if named is not None:  # the gates' names, checked before any row runs
         datasets, listed = named
@@ -178,20 +193,23 @@ def _evaluate(
     config = attrs.evolve(config, scope=attrs.evolve(config.scope, max_examples=None))
 
     def run(stream: Any) -> EvalResult:
+        stream = recording.tee(stream)
         streamed = attrs.evolve(config, output=attrs.evolve(config.output, stream=stream))
         result = evaluate(run_systems, inputs.datasets, streamed, host=host, executor=executor)
         for notice in inputs.notices[told:]:  # of files read to their end during the run
             print(f"context-bench: notice: {printable(notice)}", file=sys.stderr)
         return result
 
+    recording.begin(recorded, run_metadata(argv=options.argv, systems=systems or (), config=recorded))
     if config.output.format in ("json", "html"):  # the spooled rows are read when the report is written
         with _report_stream(config.output) as stream:
             result = run(stream)
             ran = systems if systems is not None else run_systems.seen
-            return _emit(result, ran, options, stream, recorded)
+            return _emit(result, ran, options, stream, recorded, recording)
     with _report_stream(config.output) as stream:  # the JSONL report is in place once the run is done
         result = run(stream)
-    return _emit(result, systems if systems is not None else run_systems.seen, options, stream, recorded)
+    ran = systems if systems is not None else run_systems.seen
+    return _emit(result, ran, options, stream, recorded, recording)
 
 
 def _report_stream(output: Output) -> Any:
@@ -226,13 +244,14 @@ def _emit(
     options: RunOptions,
     written: Any = None,
     recorded: dict[str, Any] | None = None,
+    recording: Recording | None = None,
 ) -> int:
     """Report with the run's metadata: the command line as given, the systems (model, endpoint) and
     the resolved configuration ``run --config REPORT`` repeats, secrets removed."""
     from ..metadata import run_metadata
 
     result.metadata = run_metadata(argv=options.argv, systems=systems, config=recorded)
-    return emit(result, options, written=written)
+    return emit(result, options, written=written, record=recording.finish if recording else None)
 
 
 def sample_path() -> Path:

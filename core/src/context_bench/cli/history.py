@@ -31,6 +31,13 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_tag_option(parser: argparse.ArgumentParser) -> None:
+    """``--tag LABEL`` (repeatable): labels the recorded runs carry."""
+    parser.add_argument(
+        "--tag", action="append", default=[], metavar="LABEL", help="label the recorded run (repeatable)"
+    )
+
+
 def run_id(text: str) -> int:
     """A run id as the command line gives it (what ``runs`` lists)."""
     try:
@@ -152,9 +159,7 @@ def configure_import(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     parser.description = "Record existing JSON or JSONL reports (of run, score or memory) in the store."
     parser.add_argument("files", nargs="+", metavar="FILE", help="JSON or JSONL reports")
     add_store_option(parser)
-    parser.add_argument(
-        "--tag", action="append", default=[], metavar="TAG", help="tag the imported runs (repeatable)"
-    )
+    add_tag_option(parser)
 
 
 def cmd_import(args: argparse.Namespace, host: PluginHost) -> int:
