@@ -158,3 +158,24 @@ def test_two_runs_writing_one_store_at_once_are_two_records(store_url, tmp_path)
         (("one",), "finished", 32),
         (("two",), "finished", 32),
     ]
+
+
+def test_compare_takes_run_ids_as_it_takes_their_reports(cli, store_url, workdir, capsys):
+    for name in ("a", "b"):
+        assert cli("score", "--output", "json", "--out", f"{name}.json", "--store", store_url)[0] == 0
+
+    def compare(*argv: str) -> tuple[int, str, str]:
+        code = main(["compare", *argv])
+        return code, *capsys.readouterr()
+
+    code, by_id, err = compare("1", "2", "--output", "json", "--store", store_url)
+    assert code == 0, err
+    code, by_file, _ = compare("a.json", "b.json", "--output", "json")
+    ids, files = json.loads(by_id)["summary"]["systems"], json.loads(by_file)["summary"]["systems"]
+    assert sorted(ids) == ["1:baseline", "1:compressed", "2:baseline", "2:compressed"]
+    assert ids == {key.replace("a:", "1:").replace("b:", "2:"): value for key, value in files.items()}
+    code, out, err = compare("1", "7", "--store", store_url)
+    assert (code, out) == (2, "")
+    (line,) = err.splitlines()
+    assert line.startswith("context-bench: error: no run 7 in the store ")
+    assert urlsplit(store_url).password is None or urlsplit(store_url).password not in err

@@ -14,7 +14,7 @@ the right way round where the evaluator that scored it is not installed.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +27,19 @@ from .rowcheck import FIGURES, figure_problem, is_figure, score_problem
 _NAMES = ("system", "dataset", "example_id")
 
 
-def _read(file: str) -> tuple[list[EvalRow], Directions]:
-    """A report's rows, and the directions its summary records for its score fields."""
+def read_report(file: str) -> Any:
+    """A JSON report file's data."""
     try:
-        data = json.loads(Path(file).read_text(encoding="utf-8"))
+        return json.loads(Path(file).read_text(encoding="utf-8"))
     except OSError as exc:
         raise UsageError(f"{file}: {exc.strerror or exc}") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageError(f"{file}: not a JSON report ({exc})") from None
+
+
+def _read(file: str, read: Callable[[str], Any]) -> tuple[list[EvalRow], Directions]:
+    """A report's rows, and the directions its summary records for its score fields."""
+    data = read(file)
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
         raise UsageError(f"{file}: not a JSON report of context-bench (no 'rows'; use --output json)")
     summary = data.get("summary")
@@ -94,16 +99,18 @@ def _row(data: Any, file: str, number: int) -> EvalRow:
     return row
 
 
-def load_runs(files: Sequence[str]) -> tuple[list[EvalRow], list[str], Directions]:
-    """Every row of ``files`` (each at least two JSON reports), what to say (evaluators that
-    differ), and the lower-is-better fields the reports record.  A system name two files share
-    becomes ``FILE:NAME``."""
+def load_runs(
+    files: Sequence[str], read: Callable[[str], Any] = read_report
+) -> tuple[list[EvalRow], list[str], Directions]:
+    """Every row of ``files`` (each at least two JSON reports, their data as ``read`` gives it: a
+    file's, or a stored run's), what to say (evaluators that differ), and the lower-is-better
+    fields the reports record.  A system name two files share becomes ``FILE:NAME``."""
     if len(files) < 2:
         raise UsageError("compare needs at least two JSON reports")
-    read = {file: _read(file) for file in files}
-    runs = {file: rows for file, (rows, _) in read.items()}
+    loaded = {file: _read(file, read) for file in files}
+    runs = {file: rows for file, (rows, _) in loaded.items()}
     directions = Directions()
-    for _, recorded in read.values():
+    for _, recorded in loaded.values():
         directions = directions.merged(recorded)
     labels = {file: Path(file).stem for file in files}
     if len(set(labels.values())) < len(labels):

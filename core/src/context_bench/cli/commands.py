@@ -14,6 +14,7 @@ import attrs
 from ..errors import UsageError
 from ..plugins import PluginHost
 from ..reports import FORMATS
+from .history import add_store_option, stored_or_file
 from .run_options import RunOptions, add_figure_options, add_run_options, check_reachable, emit
 from .system_flags import add_system_flags
 
@@ -63,7 +64,10 @@ def configure_compare(parser: argparse.ArgumentParser, host: PluginHost) -> None
         "Compare saved JSON results on their shared row ids (by data set and id): "
         "every other system against the baseline, with the report's figures."
     )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="JSON reports (--output json)")
+    parser.add_argument(
+        "files", nargs="+", metavar="FILE|RUN", help="JSON reports (--output json) or stored runs' ids"
+    )
+    add_store_option(parser)
     parser.add_argument("--output", choices=FORMATS, default="table", help="report format (default table)")
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
     parser.add_argument(
@@ -296,7 +300,7 @@ def cmd_compare(args: argparse.Namespace, host: PluginHost) -> int:
     if args.out:
         check_out(args.out, args.output)
     analysis = analysis_from_args(args)
-    rows, notices, recorded = load_runs(args.files)
+    rows, notices, recorded = load_runs(args.files, stored_or_file(args.store))
     # lower-is-better where a report recorded it so (its run's evaluators, installed here or not) or
     # an installed evaluator declares it (a report that records no directions)
     directions = recorded.merged(host.directions())

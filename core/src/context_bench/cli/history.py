@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -47,6 +49,20 @@ def run_id(text: str) -> int:
     if number < 1 or str(number) != text.strip():
         raise UsageError(f"{text!r} is not a run id (a number, as `context-bench runs` lists them)")
     return number
+
+
+def stored_or_file(url: str | None) -> Callable[[str], Any]:
+    """What ``compare`` reads for each name it is given: a JSON report file, or, when no file has that
+    name and it is a run id, the stored run as its JSON report (an unknown id: one line)."""
+    from ..compare_runs import read_report
+
+    def read(name: str) -> Any:
+        if Path(name).exists() or not name.strip().isdigit():
+            return read_report(name)
+        with opened(url) as store:
+            return store.report(run_id(name))
+
+    return read
 
 
 def opened(url: str | None, create: bool = False) -> Store:
