@@ -12,6 +12,12 @@ from context_bench.cli import main
 from context_bench.store import open_store
 
 
+@pytest.fixture(autouse=True)
+def _default_store(monkeypatch):
+    """The store these commands read by default: the working directory's."""
+    monkeypatch.delenv("CBENCH_STORE")
+
+
 @pytest.fixture
 def cli(capsys, workdir):
     """``cli(*argv)``: ``context-bench ARGV`` in this process (in a temporary working directory), as
@@ -26,7 +32,7 @@ def cli(capsys, workdir):
 
 
 def _report(cli, output: str, name: str) -> str:
-    code, _, err = cli("score", "--output", output, "--out", name, "--no-progress")
+    code, _, err = cli("score", "--output", output, "--out", name, "--no-progress", "--store", "none")
     assert code == 0, err
     return name
 

@@ -141,8 +141,9 @@ def endpoint():
 
 @pytest.fixture
 def workdir(tmp_path, monkeypatch):
-    """A scratch working folder (also $HOME, for `~/data/...`), an environment with no key or plugin
-    setting of the machine's, and imports (sys.path, sys.modules) put back as they were afterwards."""
+    """A scratch working folder (also $HOME, for `~/data/...`) with the store of runs a user has there
+    (`.context-bench/runs.sqlite`), an environment with no key or plugin setting of the machine's, and
+    imports (sys.path, sys.modules) put back as they were afterwards."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("HOME", str(tmp_path))
     for name in (
@@ -150,6 +151,7 @@ def workdir(tmp_path, monkeypatch):
         "CBENCH_PLUGINS",
         "CBENCH_STRICT_PLUGINS",
         "CBENCH_DISABLE_PLUGIN_AUTOLOAD",
+        "CBENCH_STORE",
     ):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(sys, "path", list(sys.path))

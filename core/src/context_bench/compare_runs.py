@@ -15,7 +15,7 @@ the right way round where the evaluator that scored it is not installed.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ _NAMES = ("system", "dataset", "example_id")
 def read_report(file: str) -> EvalResult:
     """A saved JSON report as the result it was written from, for ``context-bench show``: its summary
     as saved (typed), its metadata and its rows (checked as ``compare`` checks them)."""
-    data = _load(file)
+    data = _checked(report_data(file), file)
     summary = data.get("summary")
     metadata = data.get("metadata")
     return EvalResult(
@@ -42,22 +42,26 @@ def read_report(file: str) -> EvalResult:
     )
 
 
-def _read(file: str) -> tuple[list[EvalRow], Directions]:
+def report_data(file: str) -> Any:
+    """A JSON report file's data."""
+    try:
+        return json.loads(Path(file).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"{file}: {exc.strerror or exc}") from None
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{file}: not a JSON report ({exc})") from None
+
+
+def _read(file: str, read: Callable[[str], Any]) -> tuple[list[EvalRow], Directions]:
     """A report's rows, and the directions its summary records for its score fields."""
-    data = _load(file)
+    data = _checked(read(file), file)
     summary = data.get("summary")
     fields = summary.get("score_fields") if isinstance(summary, dict) else None
     directions = Directions.reported(fields) if isinstance(fields, dict) else Directions()
     return _rows(data, file), directions
 
 
-def _load(file: str) -> dict[str, Any]:
-    try:
-        data = json.loads(Path(file).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise UsageError(f"{file}: {exc.strerror or exc}") from None
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise UsageError(f"{file}: not a JSON report ({exc})") from None
+def _checked(data: Any, file: str) -> dict[str, Any]:
     if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
         raise UsageError(f"{file}: not a JSON report of context-bench (no 'rows'; use --output json)")
     return data
@@ -118,16 +122,18 @@ def _row(data: Any, file: str, number: int) -> EvalRow:
     return row
 
 
-def load_runs(files: Sequence[str]) -> tuple[list[EvalRow], list[str], Directions]:
-    """Every row of ``files`` (each at least two JSON reports), what to say (evaluators that
-    differ), and the lower-is-better fields the reports record.  A system name two files share
-    becomes ``FILE:NAME``."""
+def load_runs(
+    files: Sequence[str], read: Callable[[str], Any] = report_data
+) -> tuple[list[EvalRow], list[str], Directions]:
+    """Every row of ``files`` (each at least two JSON reports, their data as ``read`` gives it: a
+    file's, or a stored run's), what to say (evaluators that differ), and the lower-is-better
+    fields the reports record.  A system name two files share becomes ``FILE:NAME``."""
     if len(files) < 2:
         raise UsageError("compare needs at least two JSON reports (one report: context-bench show REPORT)")
-    read = {file: _read(file) for file in files}
-    runs = {file: rows for file, (rows, _) in read.items()}
+    loaded = {file: _read(file, read) for file in files}
+    runs = {file: rows for file, (rows, _) in loaded.items()}
     directions = Directions()
-    for _, recorded in read.values():
+    for _, recorded in loaded.values():
         directions = directions.merged(recorded)
     labels = {file: Path(file).stem for file in files}
     if len(set(labels.values())) < len(labels):

@@ -108,8 +108,10 @@ class Limits:
 class Output:
     """Where results go: the progress line, each finished row handed to ``stream(row)`` in task
     order instead of kept (the result then holds the summary alone), the cache of finished rows a
-    re-run resumes from (``cache_dir``), and the report the command line writes (``format``, by
-    name, ``out``, ``html_inline_rows``, and ``detail``: the table with every table, not one screen)."""
+    re-run resumes from (``cache_dir``), the report the command line writes (``format``, by
+    name, ``out``, ``html_inline_rows``, and ``detail``: the table with every table, not one screen),
+    and the store the command line records the run in (``store``: a URL, None for ``$CBENCH_STORE``
+    or the working directory's; ``tags``, its labels)."""
 
     progress: bool = True
     stream: Callable[[Any], None] | None = None
@@ -120,6 +122,8 @@ class Output:
         default=DEFAULT_HTML_INLINE_ROWS, validator=bounded("--html-inline-rows")
     )
     detail: bool = False
+    store: str | None = None
+    tags: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
 
 def _settings(value: Any) -> PluginSettings:

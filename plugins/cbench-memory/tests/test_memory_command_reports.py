@@ -116,3 +116,24 @@ def test_the_report_names_the_systems_and_the_command(world, fixtures, tmp_path,
     assert baseline["endpoint"].startswith(shown)
     assert echo == {"name": "echo", "type": "echo_memory:Echo"}
     assert "relaypass" not in out
+
+
+def test_the_run_is_recorded_in_the_store_with_its_report(world, fixtures, tmp_path, capsys):
+    """``memory`` records itself as ``run`` and ``score`` do (issue 32): its rows, the summary of
+    its JSON report, its tag, and no password of the relay's."""
+    from context_bench.store import open_store
+
+    url = f"sqlite:///{tmp_path / 'runs.sqlite'}"
+    relay = world.url.replace("http://", "http://me:relaypass@")
+    argv = ["memory", "--dataset", str(fixtures / "locomo_mini.json"), "--system", "full-context"]
+    argv += ["--relay", relay, "--model", world.model, "-n", "2", "--store", url, "--tag", "mem"]
+    code = main([*argv, "--output", "json", "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    report = json.loads(out)
+    with open_store(url) as store:
+        (info,) = store.runs()
+        run, stored = store.run(info.id), store.report(info.id)
+    assert (run.kind, run.status, run.tags, run.rows) == ("memory", "finished", ("mem",), len(report["rows"]))
+    assert stored["summary"] == report["summary"]
+    assert "relaypass" not in json.dumps([run.config, run.metadata])

@@ -7,7 +7,8 @@ endpoint or a broken data set.
 
 A plugin adds a command through the ``cbench_register_commands`` hook and reuses the run flags
 with :func:`add_run_options`, :class:`RunOptions`, :func:`emit` and :func:`check_reachable`, and
-the store's ``--store URL`` with :func:`add_store_option`.
+the store's ``--store URL`` with :func:`add_store_option`; :class:`Recording` records its run in
+the store as ``run`` and ``score`` do (``--store``, ``--tag``, which :func:`add_run_options` adds).
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ from __future__ import annotations
 from .app import build_parser, main, with_default_command
 from .commands import sample_path
 from .history import add_store_option
+from .recording import Recording
 from .run_options import RunOptions, add_run_options, check_reachable, emit
 
 __all__ = [
+    "Recording",
     "RunOptions",
     "add_run_options",
     "add_store_option",

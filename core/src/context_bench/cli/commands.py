@@ -15,6 +15,7 @@ import attrs
 from ..errors import Interrupted, UsageError
 from ..plugins import PluginHost
 from ..reports import FORMATS
+from .history import add_store_option, stored_or_file
 from .run_options import (
     RunOptions,
     add_detail_option,
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from ..config import Output
     from ..records import EvalResult
     from .inputs import Inputs
+    from .recording import Recording
 
 
 def configure_run(parser: argparse.ArgumentParser, host: PluginHost) -> None:
@@ -71,7 +73,10 @@ def configure_compare(parser: argparse.ArgumentParser, host: PluginHost) -> None
         "Compare saved JSON results on their shared row ids (by data set and id): "
         "every other system against the baseline, with the report's figures."
     )
-    parser.add_argument("files", nargs="+", metavar="FILE", help="JSON reports (--output json)")
+    parser.add_argument(
+        "files", nargs="+", metavar="FILE|RUN", help="JSON reports (--output json) or stored runs' ids"
+    )
+    add_store_option(parser)
     parser.add_argument("--output", choices=FORMATS, default="table", help="report format (default table)")
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
     add_detail_option(parser)
@@ -148,8 +153,23 @@ def _evaluate(
     The rows stream: read as the run draws them, each written as it finishes (``--output jsonl``;
     spooled to a temporary file for ``json`` and ``html`` with ``--out``, held as text on stdout;
     counted, not kept, for the table and Markdown), so a run of millions of rows runs in bounded
-    memory (docs/architecture.md); CSV holds every row.
+    memory (docs/architecture.md); CSV holds every row.  Each finished row is recorded in the
+    store too, and the summary with the report (:class:`~context_bench.cli.recording.Recording`).
     """
+    from .recording import Recording
+
+    with Recording(options, "score" if systems is None else "run") as recording:  # before any row
+        return _run_recorded(systems, inputs, options, host, recorded, recording)
+
+
+def _run_recorded(
+    systems: list[Any] | None,
+    inputs: Inputs,
+    options: RunOptions,
+    host: PluginHost,
+    recorded: dict[str, Any] | None,
+    recording: Recording,
+) -> int:
     from ..autowire import Wirer
     from ..cache import RunCache
     from ..metadata import run_metadata
@@ -158,7 +178,6 @@ def _evaluate(
     from .run_options import with_models
 
     config = options.config
-
     named = inputs.names(RowSystems.default)
     if named is not None:  # the gates' names, checked before any row runs
         datasets, listed = named
@@ -198,6 +217,7 @@ def _evaluate(
     config = attrs.evolve(config, scope=attrs.evolve(config.scope, max_examples=None))
 
     def run(stream: Any) -> EvalResult:
+        stream = recording.tee(stream)
         streamed = attrs.evolve(config, output=attrs.evolve(config.output, stream=stream))
         try:
             result = evaluate(
@@ -214,14 +234,16 @@ def _evaluate(
             print(f"context-bench: notice: {printable(notice)}", file=sys.stderr)
         return result
 
+    recording.begin(recorded, run_metadata(argv=options.argv, systems=systems or (), config=recorded))
     if config.output.format in ("json", "html"):  # the spooled rows are read when the report is written
         with _report_stream(config.output) as stream:
             result = run(stream)
             ran = systems if systems is not None else run_systems.seen
-            return _emit(result, ran, options, stream, recorded)
+            return _emit(result, ran, options, stream, recorded, recording)
     with _report_stream(config.output) as stream:  # the JSONL report is in place once the run is done
         result = run(stream)
-    return _emit(result, systems if systems is not None else run_systems.seen, options, stream, recorded)
+    ran = systems if systems is not None else run_systems.seen
+    return _emit(result, ran, options, stream, recorded, recording)
 
 
 def _kept(cache: RunCache | None) -> str:
@@ -264,13 +286,14 @@ def _emit(
     options: RunOptions,
     written: Any = None,
     recorded: dict[str, Any] | None = None,
+    recording: Recording | None = None,
 ) -> int:
     """Report with the run's metadata: the command line as given, the systems (model, endpoint) and
     the resolved configuration ``run --config REPORT`` repeats, secrets removed."""
     from ..metadata import run_metadata
 
     result.metadata = run_metadata(argv=options.argv, systems=systems, config=recorded)
-    return emit(result, options, written=written)
+    return emit(result, options, written=written, record=recording.finish if recording else None)
 
 
 def sample_path() -> Path:
@@ -315,7 +338,7 @@ def cmd_compare(args: argparse.Namespace, host: PluginHost) -> int:
     if args.out:
         check_out(args.out, args.output)
     analysis = analysis_from_args(args)
-    rows, notices, recorded = load_runs(args.files)
+    rows, notices, recorded = load_runs(args.files, stored_or_file(args.store))
     # lower-is-better where a report recorded it so (its run's evaluators, installed here or not) or
     # an installed evaluator declares it (a report that records no directions)
     directions = recorded.merged(host.directions())

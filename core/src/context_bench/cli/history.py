@@ -6,7 +6,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -31,6 +33,13 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_tag_option(parser: argparse.ArgumentParser) -> None:
+    """``--tag LABEL`` (repeatable): labels the recorded runs carry."""
+    parser.add_argument(
+        "--tag", action="append", default=[], metavar="LABEL", help="label the recorded run (repeatable)"
+    )
+
+
 def run_id(text: str) -> int:
     """A run id as the command line gives it (what ``runs`` lists)."""
     try:
@@ -40,6 +49,20 @@ def run_id(text: str) -> int:
     if number < 1 or str(number) != text.strip():
         raise UsageError(f"{text!r} is not a run id (a number, as `context-bench runs` lists them)")
     return number
+
+
+def stored_or_file(url: str | None) -> Callable[[str], Any]:
+    """What ``compare`` reads for each name it is given: a JSON report file, or, when no file has that
+    name and it is a run id, the stored run as its JSON report (an unknown id: one line)."""
+    from ..compare_runs import report_data
+
+    def read(name: str) -> Any:
+        if Path(name).exists() or not name.strip().isdigit():
+            return report_data(name)
+        with opened(url) as store:
+            return store.report(run_id(name))
+
+    return read
 
 
 def opened(url: str | None, create: bool = False) -> Store:
@@ -152,9 +175,7 @@ def configure_import(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     parser.description = "Record existing JSON or JSONL reports (of run, score or memory) in the store."
     parser.add_argument("files", nargs="+", metavar="FILE", help="JSON or JSONL reports")
     add_store_option(parser)
-    parser.add_argument(
-        "--tag", action="append", default=[], metavar="TAG", help="tag the imported runs (repeatable)"
-    )
+    add_tag_option(parser)
 
 
 def cmd_import(args: argparse.Namespace, host: PluginHost) -> int:

@@ -54,8 +54,9 @@ DATASET_KEYS = ("name", "path", "config", "split", "max_examples")
 EVALUATOR_KEYS = {"add": "evaluator", "remove": "no_evaluator", "autowire": "no_autowire"}
 OUTPUT_KEYS = {"format": "output", "out": "out"}
 GATE_KEYS = ("fail_under", "fail_over", "fail_if_worse", "baseline", "max_failure_rate")
-#: Run flags that are no setting of the run (the systems, data sets and this file have their parts).
-_NOT_OPTIONS = frozenset({"config", "rerun", "yes", "dataset", "no_progress", "help", DEST})
+#: Run flags that are no setting of the run (the systems, data sets and this file have their parts;
+#: the store and tags say where it is recorded, which its configuration there must not hold).
+_NOT_OPTIONS = frozenset({"config", "rerun", "yes", "dataset", "no_progress", "help", "store", "tag", DEST})
 
 
 @attrs.frozen

@@ -28,9 +28,10 @@ from ..gates import DEFAULT_MAX_FAILURE_RATE, Gates
 from ..plugins import PluginHost
 from ..reports import FORMATS
 from ..specs import ExecutorSpec
+from .history import add_store_option, add_tag_option
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from ..analysis import Analysis
     from ..execution import Executor
@@ -86,6 +87,8 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     )
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
     add_detail_option(parser)
+    add_store_option(parser)
+    add_tag_option(parser)
     parser.add_argument(
         "--html-inline-rows",
         type=flag_type("--html-inline-rows"),
@@ -325,6 +328,8 @@ class RunOptions:
                 out=args.out,
                 html_inline_rows=args.html_inline_rows,
                 detail=getattr(args, "detail", False),
+                store=args.store,
+                tags=args.tag,
             ),
             plugins={d: getattr(args, d) for d in sorted(host.option_dests()) if hasattr(args, d)},
         )
@@ -399,7 +404,12 @@ def check_out(out: str, output: str) -> None:
         check_target(rows_file(os.path.realpath(out)), "--out (its rows file)")
 
 
-def emit(result: EvalResult, options: RunOptions, written: Any = None) -> int:
+def emit(
+    result: EvalResult,
+    options: RunOptions,
+    written: Any = None,
+    record: Callable[[EvalResult], None] | None = None,
+) -> int:
     """Write the report the flags ask for, then apply the gates; return the exit status: 0, 1 when
     no row could be scored, 3 when a quality gate failed, 4 when too many rows failed (see
     :meth:`~context_bench.gates.Gates.judge`); a gate naming nothing in the run is a UsageError.
@@ -412,7 +422,8 @@ def emit(result: EvalResult, options: RunOptions, written: Any = None) -> int:
     warning; ``--out`` is replaced atomically, so a failed write leaves an earlier report whole.
     ``written``: the stream that already wrote the rows' report as the run went (a JSONL
     ``Writer``; ``replaced`` counts its repaired characters), or one that let them go (the
-    table and Markdown, rendered here from the summary).
+    table and Markdown, rendered here from the summary).  ``record`` is given the finished result
+    before the report is written (a :class:`~context_bench.cli.Recording`'s ``finish``).
     """
     from ..encodable import repair_text
     from ..reports import render
@@ -427,6 +438,8 @@ def emit(result: EvalResult, options: RunOptions, written: Any = None) -> int:
         result.summarized(exclude_errors=analysis.exclude_errors),
         metadata={**known, **result.metadata, "versions": versions},
     )
+    if record is not None:
+        record(result)
     if written is not None and output.format == "jsonl":
         replaced = written.replaced
         if output.out:

@@ -86,6 +86,7 @@ class Recorder:
         self._new_groups: list[tuple[str, str]] = []
         self._written = time.monotonic()
         self._finished = False
+        self._git: Any = None
 
     def begin(
         self,
@@ -106,6 +107,7 @@ class Recorder:
         here = git_state() if git and "git" not in metadata else None
         if here is not None:
             metadata["git"] = here
+        self._git = metadata.get("git")
         commit = metadata.get("git") or {}
         started = str(metadata.get("date") or now())
         with db.transaction():
@@ -209,9 +211,12 @@ class Recorder:
         self._new_groups.clear()
         self._written = time.monotonic()
 
-    def finish(self, summary: Any, verdict: str | None = None) -> None:
+    def finish(
+        self, summary: Any, verdict: str | None = None, metadata: Mapping[str, Any] | None = None
+    ) -> None:
         """Write the last rows and the run's summary (a :class:`~context_bench.records.Summary` or
-        its ``to_dict``); ``verdict`` is the run list's line (by default one made from the summary)."""
+        its ``to_dict``); ``verdict`` is the run list's line (by default one made from the summary);
+        ``metadata``, the report's as the run ended (already masked), replaces that of ``begin``."""
         self.flush()
         if self.run_id is None or self.warning is not None:
             return
@@ -226,6 +231,9 @@ class Recorder:
                 "row_count = ?, error_count = ? WHERE id = ?",
                 (now(), now(), dumps(data), verdict or figures.verdict(data), rows, errors, run_id),
             )
+            if metadata is not None:
+                ended = {**metadata, "git": self._git} if self._git is not None else dict(metadata)
+                db.execute("UPDATE runs SET metadata = ? WHERE id = ?", (dumps(ended), run_id))
             db.execute("DELETE FROM figures WHERE run_id = ?", (run_id,))
             db.many(
                 "INSERT INTO figures (run_id, system, dataset, field, mean, low, high, n) "

@@ -17,7 +17,7 @@ import attrs
 
 from cbench_judge.settings import JudgeSettings
 from context_bench.bounds import flag_type
-from context_bench.cli import RunOptions, add_run_options, check_reachable, emit
+from context_bench.cli import Recording, RunOptions, add_run_options, check_reachable, emit
 from context_bench.errors import UsageError
 from context_bench.plugins import PluginHost
 
@@ -177,8 +177,11 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     if args.qa_types:
         conversations = select_qa_types(conversations, args.qa_types.split(","))
     systems, described = _systems(args, config.limits.max_concurrency)
-    result = evaluate_memory(
-        systems, {dataset.name: conversations}, config, host=host, executor=options.build_executor()
-    )
-    result.metadata = {**run_metadata(argv=options.argv), "systems": described}
-    return emit(result, options)
+    with Recording(options, "memory") as recording:  # an unreachable --store said before any row
+        metadata = {**run_metadata(argv=options.argv), "systems": described}
+        recording.begin(None, metadata)
+        result = evaluate_memory(
+            systems, {dataset.name: conversations}, config, host=host, executor=options.build_executor()
+        )
+        result.metadata = metadata
+        return emit(result, options, record=recording.finish)
