@@ -141,7 +141,9 @@ def test_the_table_reads_lower_as_better(cb):
     assert figures == {"base": ("0.000", "100.0%", "1"), "cand": ("1.000", "0.0%", "1")}
     assert "Scores (↓: lower is better)" in lines
     assert any(re.match(r"^system\s+dataset\s+rows\s+errors\s+error rate\s+profanity ↓$", x) for x in lines)
-    assert re.search(r"^cand\s+chat\s+profanity ↓\s+\+1\.000 worse\s+\[1\.00, 1\.00\]\s+0\.00195\s+yes", out, re.M)
+    assert re.search(
+        r"^cand\s+chat\s+profanity ↓\s+\+1\.000 worse\s+\[1\.00, 1\.00\]\s+0\.00195\s+yes", out, re.M
+    )
     audit = "(lost, gained: passing profanity ≤ 0.7 on one side only)"
     assert any(audit in line for line in lines)
     assert re.search(r"^cand\s+chat\s+0\.50x\s+500\s+-\s+profanity ↓\s+10 \(q0, q1, q2, …\)\s+0$", out, re.M)
