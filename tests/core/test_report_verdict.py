@@ -204,7 +204,13 @@ def test_the_bundled_sample_fits_one_screen(cli, monkeypatch, columns):
     assert code == 0 and len(shown) <= 40 and max(map(len, shown)) <= columns
     assert shown[0].startswith("compressed vs baseline on ")
     assert "Key figures" in out and "Compared with" not in out and "(1/" not in out
-    code, detail, _ = cli("score", "--no-progress", "--detail")
+    # each notice on standard error is one line at the width, the evaluators line included
+    said = err.splitlines()
+    assert said[1].startswith("context-bench: evaluators: squad: AnswerQuality (fields answer); ")
+    assert max(map(len, said)) <= columns and said[1].endswith("…")
+    code, detail, err = cli("score", "--no-progress", "--detail")
+    (whole,) = [line for line in err.splitlines() if line.startswith("context-bench: evaluators: ")]
+    assert len(whole) > 300 and whole.endswith(")")  # --detail says it whole
     # --detail keeps every table there is
     for title in ("Scores", "95% intervals", "Compared with baseline", "Savings and loss audit", "Run"):
         assert f"\n{title}" in detail, title

@@ -230,6 +230,16 @@ class ScoreField:
 
 
 @attrs.frozen
+class FailedField:
+    """A score field's rows whose evaluator failed (their value is a fallback), of the rows that
+    have the field, and their share."""
+
+    count: int
+    rows: int
+    rate: float
+
+
+@attrs.frozen
 class GroupSummary:
     """One (system, data set): its rows, the means of every score field, each metric's figures,
     soft failures per evaluator, and the breakdowns asked for (key -> value -> part)."""
@@ -241,6 +251,8 @@ class GroupSummary:
     scores: Means = attrs.Factory(dict)
     metrics: dict[str, dict[str, Any]] = attrs.Factory(dict)
     failures: dict[str, int] = attrs.Factory(dict)
+    #: Per score field, the rows where it is a failed evaluator's fallback (fields with none left out).
+    failed: dict[str, FailedField] = attrs.Factory(dict)
     breakdown: dict[str, dict[str, BreakdownPart]] = attrs.Factory(dict)
     #: ``errors / rows``: the share of rows that count their worst value in ``scores`` for the
     #: fields they lack (0, or the top of the range where lower is better).
@@ -258,6 +270,11 @@ class GroupSummary:
     passing: Passing = attrs.Factory(Passing)
     judge: JudgeFigures = attrs.Factory(JudgeFigures)
     frontier: FrontierPlace = attrs.Factory(FrontierPlace)
+
+    def failed_on_every_row(self, field: str) -> bool:
+        """Whether every value of ``field`` is a fallback: it has no mean and no interval to show."""
+        failed = self.failed.get(field)
+        return failed is not None and failed.count >= failed.rows
 
 
 @attrs.frozen

@@ -31,6 +31,10 @@ _ROW_FIELDS = ("input_tokens", "output_tokens", "cost", "latency")
 #: the summary's failure rate of an evaluator is over these rows.
 SCORED_BY = "scored_by"
 
+#: The ``meta`` key listing the score fields that are fallbacks (their evaluator failed on the row):
+#: the reports show them as failed beside the mean, not as a bad answer.
+FALLBACKS = "fallbacks"
+
 #: Keys of a system's output that are neither row fields nor ``meta["output"]``.
 _NOT_EXTRAS = ("response", "repaired")
 
@@ -257,6 +261,7 @@ def _merge(row: EvalRow, evaluator: Any, scores: Any, key: str, record: bool) ->
         row.meta.setdefault(SCORED_BY, []).append(evaluator_name(evaluator))
     if failure:
         row.failures[evaluator_name(evaluator)] = str(failure)
+        row.meta.setdefault(FALLBACKS, []).extend(scores)
     if usage:
         row.usage[evaluator_name(evaluator)] = {k: float(v) for k, v in usage.items()}
     if weights:

@@ -24,13 +24,14 @@ from .records import (
     ErrorMessage,
     EvalRow,
     EvaluatorFailures,
+    FailedField,
     GroupSummary,
     RowError,
     ScoreField,
     Summary,
     SystemSummary,
 )
-from .rowtask import SCORED_BY
+from .rowtask import FALLBACKS, SCORED_BY
 
 #: Above this share of rows, an evaluator's soft failures are a warning of their own.
 FAILURE_WARNING_RATE = 0.05
@@ -146,7 +147,17 @@ class _Group:
     the statistics read, soft failures, breakdown parts, and the rows themselves only when a
     metric of the run needs them."""
 
-    __slots__ = ("breakdown", "columns", "errored", "failures", "judges", "rows", "tally", "weights")
+    __slots__ = (
+        "breakdown",
+        "columns",
+        "errored",
+        "failed",
+        "failures",
+        "judges",
+        "rows",
+        "tally",
+        "weights",
+    )
 
     def __init__(self, keep_rows: bool) -> None:
         self.tally = _Tally()
@@ -157,6 +168,8 @@ class _Group:
         #: A score field's per-row weight, kept from the first weighted row on (else every row weighs 1).
         self.weights: dict[str, array] | None = None
         self.failures: Counter[str] = Counter()
+        #: Per score field, the rows where it is a fallback (its evaluator failed on them).
+        self.failed: Counter[str] = Counter()
         self.breakdown: dict[str, dict[str, _Tally]] = {}
         self.rows: list[EvalRow] | None = [] if keep_rows else None
 
@@ -171,6 +184,7 @@ class _Group:
         self.judges.add(row)
         if row.failures:
             self.failures.update(row.failures.keys())
+            self.failed.update(row.meta.get(FALLBACKS, ()))
         for key in breakdown:
             value = row.meta.get(key)
             if value is not None:
@@ -257,6 +271,17 @@ def _message_key(error: RowError, row: EvalRow) -> tuple[str, str, str, str]:
 
 def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _failed(group: _Group) -> dict[str, FailedField]:
+    """Per score field with fallbacks, how many of the rows that have it its evaluator failed on."""
+    tally = group.tally
+    having = tally.having if tally.having is not None else tally.counts
+    found = {}
+    for field, count in group.failed.items():
+        rows = round(having.get(field, 0))
+        found[field] = FailedField(count, rows, count / rows if rows else 1.0)
+    return found
 
 
 def _finite(figures: dict[str, float]) -> dict[str, float | None]:
@@ -626,6 +651,7 @@ class Summarizer:
             scores=self._checked(tally.means(self.exclude_errors), f"{system} on {dataset}", overflow),
             metrics={m.name: _finite(self._metric(m, group)) for m in self.metrics},
             failures=dict(group.failures),
+            failed=_failed(group),
             breakdown={key: self._breakdown(group, key, fields) for key in self.breakdown},
             error_rate=tally.error_rate,
             scores_scored_only=_finite(tally.means(scored_only=True)),

@@ -55,7 +55,12 @@ def build_parser(host: PluginHost) -> argparse.ArgumentParser:
 
 
 def _one_line(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
-    print(message, file=sys.stderr)
+    """A warning on one line at the terminal's width (a plugin's environment warning is whole in
+    ``context-bench plugins`` and the report's warnings), but a plugin's failure whole: its reason."""
+    from ..plugins import PluginWarning
+    from ..reports.table import fitted
+
+    print(str(message) if issubclass(category, PluginWarning) else fitted(str(message)), file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None, *, host: PluginHost | None = None) -> int:

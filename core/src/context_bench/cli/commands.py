@@ -174,6 +174,7 @@ def _run_recorded(
     from ..cache import RunCache
     from ..metadata import run_metadata
     from ..reports.sections import printable
+    from ..reports.table import fitted
     from ..runner import RowSystems, SecondPass, evaluate
     from .run_options import with_models
 
@@ -202,7 +203,8 @@ def _run_recorded(
         exclude=config.scope.exclude_evaluators,
     )
     chosen = wirer.choices(inputs.heads)
-    print(f"context-bench: {printable(wirer.describe(chosen))}", file=sys.stderr)
+    said = f"context-bench: {wirer.describe(chosen)}"  # whole with --detail
+    print(printable(said) if config.output.detail else fitted(said), file=sys.stderr)
     broken = host.broken()
     if chosen and not any(chosen.values()) and broken:  # not a run that measures cost alone
         raise UsageError(f"no evaluator scores any row of this run: {'; '.join(broken)}")
@@ -302,6 +304,7 @@ def sample_path() -> Path:
 
 def cmd_score(args: argparse.Namespace, host: PluginHost) -> int:
     from ..datasets import read_file
+    from ..reports.table import fitted
     from ..runner import fewer_collections
     from .inputs import Inputs, refuse_input_as_out
 
@@ -312,7 +315,7 @@ def cmd_score(args: argparse.Namespace, host: PluginHost) -> int:
     files = args.files or [str(sample_path())]
     refuse_input_as_out(config.output.out, files)
     if not args.files:
-        print(f"context-bench: scoring the bundled sample ({files[0]})", file=sys.stderr)
+        print(fitted(f"context-bench: scoring the bundled sample ({files[0]})"), file=sys.stderr)
     inputs = Inputs(host, config.scope.max_examples)
     for file in files:
         with fewer_collections():

@@ -469,10 +469,10 @@ def emit(
 def _view(result: EvalResult, output: Output) -> View:
     """The table at the terminal's width, its run's counts said on stderr (the verdict leads)."""
     from ..reports import View, summary_of, table
-    from ..reports.sections import overview, printable
+    from ..reports.sections import overview
 
     if output.format == "table":
-        print(f"context-bench: {printable(overview(result, summary_of(result)))}", file=sys.stderr)
+        print(table.fitted(f"context-bench: {overview(result, summary_of(result))}"), file=sys.stderr)
     return View(detail=output.detail, width=table.terminal_width())
 
 

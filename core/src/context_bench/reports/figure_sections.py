@@ -11,7 +11,7 @@ from typing import Any
 from ..direction import HIGHER, LOWER, LOWER_MARK, named
 from ..records import Comparison, GroupSummary, Summary
 from .numbers import interval, money, p_value, ratio
-from .sections import HUGE, MAX_WIDTH, Section, figure, labels, percent, score, width_of
+from .sections import HUGE, MAX_WIDTH, Section, figure, labels, mean, percent, score, width_of
 from .verdict import primary
 
 #: Row ids a loss-audit cell lists before "…".
@@ -61,7 +61,7 @@ def key_figures(summary: Summary) -> list[Section]:
     rows = []
     for g in groups:
         tokens, latency = g.tokens, g.latency
-        own = score(g.scores.get(g.passing.field))
+        own = mean(g, g.passing.field)
         rows.append(
             (
                 str(g.system),
@@ -123,7 +123,7 @@ def _intervals(summary: Summary) -> list[Section]:
             cells = []
             for system in systems:
                 group = by_key.get((system, dataset))
-                if group is None or field not in group.scores:
+                if group is None or field not in group.scores or group.failed_on_every_row(field):
                     cells.append("-")
                     continue
                 cells.append(interval(group.ci.get(field)))

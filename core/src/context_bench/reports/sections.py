@@ -60,6 +60,17 @@ def score(value: Any) -> str:
     return f"{value:.4g}" if abs(value) >= HUGE else f"{value:.3f}"
 
 
+def mean(group: GroupSummary, field: str) -> str:
+    """A group's mean of ``field`` with the rows whose evaluator failed on it beside it
+    ("0.700, 3 failed (30%)"), or "-" when it failed on every one: a dead judge is no bad answer."""
+    failed = group.failed.get(field)
+    if failed is None:
+        return score(group.scores.get(field))
+    if group.failed_on_every_row(field):
+        return f"- (failed {failed.count} of {failed.rows})"
+    return f"{score(group.scores.get(field))}, {failed.count} failed ({failed.rate:.0%})"
+
+
 def figure(value: Any) -> str:
     """A metric figure, count or token total: whole numbers plain, others to four significant digits."""
     if value is None:
@@ -189,7 +200,7 @@ def _scores(summary: Summary) -> list[Section]:
                 figure(g.rows),
                 figure(g.errors),
                 _error_rate(g.rows, g.errors),
-                *(score(g.scores.get(f)) for f in fields),
+                *(mean(g, f) for f in fields),
             )
             for g in members
         ]

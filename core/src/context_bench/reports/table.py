@@ -28,6 +28,11 @@ def terminal_width() -> int:
     return max(MIN_WIDTH, shutil.get_terminal_size((MAX_WIDTH, 24)).columns)
 
 
+def fitted(text: str) -> str:
+    """A notice for standard error on one line at the terminal's width (cut with "…")."""
+    return _cell(text, terminal_width())
+
+
 def render(result: EvalResult, view: View) -> str:
     summary = summary_of(result)
     if not summary.groups:  # nothing to say but that

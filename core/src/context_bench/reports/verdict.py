@@ -16,7 +16,7 @@ import attrs
 from ..direction import named
 from ..records import Comparison, GroupSummary, Summary
 from .numbers import interval, money, p_value, ratio
-from .sections import printable, score
+from .sections import mean, printable
 
 #: Up to this many data sets the verdict keeps the run's order; with more, the worst come first.
 FEW = 4
@@ -101,8 +101,9 @@ def _against(c: Comparison, alpha: float) -> Verdict:
 
 def _alone(g: GroupSummary, summary: Summary) -> Verdict:
     field = g.passing.field if g.passing.field in g.scores else next(iter(g.scores), g.passing.field)
-    mean, label = g.scores.get(field), summary.direction(field).label(field)
-    parts = [f"{label} {score(mean)}" + (f" {interval(g.ci.get(field))}" if g.ci.get(field) else "")]
+    label = summary.direction(field).label(field)
+    ci = None if g.failed_on_every_row(field) else g.ci.get(field)
+    parts = [f"{label} {mean(g, field)}" + (f" {interval(ci)}" if ci else "")]
     parts.append(f"{g.rows} row{'s' * (g.rows != 1)}")
     if g.errors:
         parts.append(f"{g.errors} error{'s' * (g.errors != 1)}")
