@@ -6,6 +6,7 @@ import asyncio
 import itertools
 import json
 import logging
+import re
 import threading
 import time
 
@@ -243,6 +244,10 @@ def test_cancelling_a_row_cancels_its_judge_call(judge_server) -> None:
     assert time.monotonic() - started < 10
 
 
+#: asyncio debug mode's note of a slow callback: "Executing <Task ...> took 0.113 seconds".
+_SLOW_CALLBACK = re.compile(r"Executing <.*> took \d+\.\d+ seconds")
+
+
 def test_a_process_that_used_a_judge_exits_cleanly(judge_server) -> None:
     import subprocess
     import sys
@@ -258,7 +263,10 @@ def test_a_process_that_used_a_judge_exits_cleanly(judge_server) -> None:
     done = subprocess.run(
         [sys.executable, "-X", "dev", "-c", code], capture_output=True, text=True, timeout=60
     )
-    assert (done.returncode, done.stdout.split(), done.stderr) == (0, ["1.0", "1.0"], "")
+    # -X dev's asyncio debug mode also logs every callback slower than 0.1 s, which a busy machine
+    # makes (a timing note, not a fault): every other line of stderr is a fault
+    faults = [line for line in done.stderr.splitlines() if not _SLOW_CALLBACK.fullmatch(line)]
+    assert (done.returncode, done.stdout.split(), faults) == (0, ["1.0", "1.0"], [])
 
 
 def test_unreadable_answers_are_not_cached(judge_server, tmp_path) -> None:
