@@ -73,6 +73,11 @@ class Wiring:
             self._memo[keys] = chosen
         return chosen
 
+    def by_fields_alone(self) -> list[Any]:
+        """The evaluators some row so far got by its fields that it would not get by name."""
+        given = {id(e) for chosen in self._memo.values() for e in chosen}
+        return [e for _, e in self.by_fields if id(e) in given and e not in self.by_name]
+
 
 class Wirer:
     """Builds evaluators once per run and wires them to data sets.

@@ -359,6 +359,10 @@ class Summary:
     alpha: float = 0.05
     #: Every score field of the run: its direction and what a failed row counts in it.
     score_fields: dict[str, ScoreField] = attrs.Factory(dict)
+    #: Per data set, the score fields of evaluators wired to it by its rows' fields alone beside
+    #: one wired by its name (AnswerQuality's ``f1`` on an NLI set): the Scores tables leave them
+    #: out unless ``--detail``; ``--evaluator`` names an evaluator, so its fields are never here.
+    by_fields: dict[str, list[str]] = attrs.Factory(dict)
 
     def direction(self, field: str) -> Direction:
         """Which way ``field`` points (higher is better for a field the summary does not know)."""
@@ -383,6 +387,7 @@ class Summarize(Protocol):
 
     notices: list[str]
     exclude_errors: bool
+    by_fields: dict[str, list[str]]
 
     def __call__(self, rows: Sequence[EvalRow], /) -> Summary: ...
 
@@ -417,6 +422,9 @@ class EvalResult:
         summarize.notices = list(
             dict.fromkeys(n for r in results if r.summarize is not None for n in r.summarize.notices)
         )
+        summarize.by_fields = {
+            k: v for r in results if r.summarize is not None for k, v in r.summarize.by_fields.items()
+        }
         return cls(rows=rows, summary=summarize(rows), summarize=summarize, metadata=metadata)
 
     def filter(self, system: str | None = None, dataset: str | None = None) -> EvalResult:

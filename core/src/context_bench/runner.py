@@ -102,6 +102,21 @@ class _TaskBuilder:
                 seen.setdefault(id(evaluator), evaluator)
         return list(seen.values())
 
+    def by_fields(self) -> dict[str, list[str]]:
+        """Per data set with an evaluator wired by its name, the score fields only its evaluators
+        wired by the rows' fields produce (:attr:`~context_bench.records.Summary.by_fields`)."""
+        found = {}
+        for dataset, wiring in self._wirings.items():
+            named = {f for e in wiring.by_name for f in self._fields(e)}
+            fields = [f for e in wiring.by_fields_alone() for f in self._fields(e) if f not in named]
+            if wiring.by_name and fields:
+                found[dataset] = list(dict.fromkeys(fields))
+        return found
+
+    def _fields(self, evaluator: Any) -> tuple[str, ...]:
+        spec = self._spec(evaluator)
+        return spec.fields if spec is not None else ()
+
     def evaluator_notices(self, used: set[int]) -> list[str]:
         """What the run's evaluators that were given a row (``used``: their ids) have to say in its
         summary (``notices()``, e.g. a sandbox layer that was off), each line once: one wired to
@@ -234,11 +249,14 @@ class _TaskBuilder:
                 self._out_of_range += 1
 
     def _spec_in_range(self, evaluator: Any, values: dict[str, Any]) -> bool:
+        spec = self._spec(evaluator)
+        return spec is None or spec.in_range(values)
+
+    def _spec(self, evaluator: Any) -> Any:
         kind = type(evaluator)
         if kind not in self._specs:
             self._specs[kind] = self.wirer.host.spec_of(evaluator)
-        spec = self._specs[kind]
-        return spec is None or spec.in_range(values)
+        return self._specs[kind]
 
     @staticmethod
     def _unreadable(index: int, system: Any, name: str, number: int, example: Any) -> RowTask:
@@ -396,6 +414,7 @@ def evaluate(
         notices += [*cache.notices, *([cache.failure] if cache.failure else [])]
     summarize.notices = notices
     summarize.judge_models = builder.evaluator_models()
+    summarize.by_fields = builder.by_fields()
     summarize.directions = host.directions(builder.evaluators())
     return EvalResult(rows=delivery.rows, summary=summarize.finish(), summarize=summarize)
 

@@ -448,6 +448,8 @@ class Summarizer:
         self.exclude_errors = exclude_errors
         #: The model of each evaluator that calls one (a judge), by name: its tokens' price.
         self.judge_models: dict[str, str] = {}
+        #: :attr:`Summary.by_fields`; the runner sets it from the run's wiring.
+        self.by_fields: dict[str, list[str]] = {}
         self.reset()
 
     def reset(self) -> None:
@@ -556,6 +558,7 @@ class Summarizer:
             prices={"missing": figures.missing},
             alpha=self.analysis.alpha,
             score_fields=score_fields,
+            by_fields={d: list(f) for _, d in groups if (f := self.by_fields.get(d))},
         )
 
     def _score_fields(self) -> dict[str, ScoreField]:

@@ -545,10 +545,12 @@ def _write_html(result: EvalResult, spool: Any, output: Output) -> int:
         with target as handle:
             repaired = _Repaired(handle)
             if paged:
-                html.write(result, repaired, encoder, rows_file=os.path.basename(rows_file))
+                html.write(
+                    result, repaired, encoder, rows_file=os.path.basename(rows_file), detail=output.detail
+                )
                 spool.keep(rows_file)  # once the page is written: a failed page leaves both as they were
             else:
-                html.write(result, repaired, encoder, spool.lines())
+                html.write(result, repaired, encoder, spool.lines(), detail=output.detail)
     except OSError as exc:
         raise UsageError(f"cannot write {output.out}: {exc.strerror or exc}") from None
     if output.out:

@@ -37,11 +37,14 @@ class View:
 
 def render(result: EvalResult, fmt: str, view: View | None = None) -> str:
     """The report of ``result`` in format ``fmt``, as one string ending in a newline; ``view``
-    lays out the table (default: one screen at :data:`WIDTH` columns)."""
+    lays out the table (default: one screen at :data:`WIDTH` columns) and says whether the table,
+    Markdown and HTML reports show every score field (``detail``)."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown report format {fmt!r}; valid formats: {', '.join(FORMATS)}")
     module = importlib.import_module(f".{fmt}", __name__)
-    return module.render(result, view or View()) if fmt == "table" else module.render(result)
+    if fmt in ("table", "markdown", "html"):
+        return module.render(result, view or View())
+    return module.render(result)
 
 
 def summary_of(result: EvalResult) -> Summary:

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from ..direction import Directions
 from ..records import EvalResult
-from . import figure_sections, sections, summary_of, svg
+from . import View, figure_sections, sections, summary_of, svg
 from .html_rows import PAGE, RowEncoder
 from .sections import Section, printable
 from .verdict import verdicts
@@ -63,12 +63,12 @@ ul.verdict { font-size: 1.1rem; line-height: 1.5; padding-left: 1.2rem; }
 """
 
 
-def render(result: EvalResult) -> str:
-    """The page with every row of ``result`` inline."""
+def render(result: EvalResult, view: View | None = None) -> str:
+    """The page with every row of ``result`` inline; ``view.detail`` as :func:`write`'s ``detail``."""
     encoder = RowEncoder()
     lines = [encoder(row) for row in result.rows]
     page = io.StringIO()
-    write(result, page, encoder, lines)
+    write(result, page, encoder, lines, detail=view is not None and view.detail)
     return page.getvalue()
 
 
@@ -84,10 +84,12 @@ def write(
     encoder: RowEncoder,
     lines: Iterable[str] = (),
     rows_file: str | None = None,
+    detail: bool = False,
 ) -> None:
     """The page to ``handle``, its rows those ``encoder`` encoded: inline from ``lines`` (each a
     row's JSON, as ``encoder`` gave it), or, given ``rows_file``, read by the page's script from
-    that file beside the page (one row's JSON a line), so a page of millions of rows stays small."""
+    that file beside the page (one row's JSON a line), so a page of millions of rows stays small.
+    ``detail`` (``--detail``) shows every score field in the Scores tables (:func:`sections.build`)."""
     summary = summary_of(result)
     data = summary.to_dict()
     said = "".join(f"<li>{escape(printable(str(v)))}</li>" for v in verdicts(summary))
@@ -104,7 +106,8 @@ def write(
     body.append(_charts(data, result.systems))
     # the figures' other tables (scores, intervals, comparisons, savings, judges), as in the table
     # and Markdown reports
-    body += [_section(section) for section in [*sections.build(summary), *figure_sections.build(summary)]]
+    tables = [*sections.build(summary, detail), *figure_sections.build(summary)]
+    body += [_section(section) for section in tables]
     audit = _audit_ids(data)
     body.append(_audit(audit))
     body.append(_rows(encoder, rows_file))

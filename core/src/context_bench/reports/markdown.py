@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from ..records import EvalResult
-from . import figure_sections, sections, summary_of
+from . import View, figure_sections, sections, summary_of
 from .sections import Section, printable
 from .verdict import verdicts
 
 
-def render(result: EvalResult) -> str:
+def render(result: EvalResult, view: View | None = None) -> str:
+    """The report; ``view.detail`` (``--detail``) shows every score field (:func:`sections.build`)."""
     summary = summary_of(result)
     parts = ["## context-bench results"]
     said = verdicts(summary)
@@ -17,7 +18,7 @@ def render(result: EvalResult) -> str:
     parts.append(sections.overview(result, summary))
     wholes = [
         *figure_sections.key_figures(summary),
-        *sections.build(summary),
+        *sections.build(summary, detail=view is not None and view.detail),
         *figure_sections.build(summary),
     ]
     parts += [_table(figure_sections.readable(whole)) for whole in wholes]

@@ -133,11 +133,13 @@ def overview(result: EvalResult, summary: Summary) -> str:
     return ", ".join(f"{n} {noun}{'s' * (n != 1)}" for n, noun in counts)
 
 
-def build(summary: Summary) -> list[Section]:
-    """Every section the summary calls for, in reading order; empty parts are left out."""
+def build(summary: Summary, detail: bool = False) -> list[Section]:
+    """Every section the summary calls for, in reading order; empty parts are left out.  Without
+    ``detail`` the Scores tables leave out the fields of evaluators a data set got by its rows'
+    fields alone beside one it got by name (:attr:`Summary.by_fields`)."""
     groups = summary.groups
     return [
-        *_scores(summary),
+        *_scores(summary, detail),
         *_systems(summary),
         *_metrics(groups, summary.units),
         *_breakdowns(summary),
@@ -186,13 +188,14 @@ def marked(title: str, summary: Summary, fields: Iterable[str]) -> str:
     return f"{title} ({LOWER_MARK})" if any(summary.direction(f).lower for f in fields) else title
 
 
-def _scores(summary: Summary) -> list[Section]:
+def _scores(summary: Summary, detail: bool) -> list[Section]:
     """The means per group beside their error rate: an errored row counts its worst value in
     them (0, or the top of the range where lower is better), unless the run excluded errors (then
     the title says so)."""
     title = "Scores (scored rows only, --exclude-errors)" if summary.exclude_errors else "Scores"
+    groups = summary.groups if detail else [_named_only(g, summary.by_fields) for g in summary.groups]
     sections = []
-    for suffix, members, fields in _by_fields(summary.groups):
+    for suffix, members, fields in _by_fields(groups):
         rows = [
             (
                 str(g.system),
@@ -207,6 +210,14 @@ def _scores(summary: Summary) -> list[Section]:
         headers = ("system", "dataset", "rows", "errors", "error rate", *labels(summary, fields))
         sections.append(_keyed(marked(title + suffix, summary, fields), headers, rows, keys=2))
     return sections
+
+
+def _named_only(group: GroupSummary, by_fields: Mapping[str, list[str]]) -> GroupSummary:
+    """The group without the score fields its data set got by its rows' fields alone."""
+    hidden = by_fields.get(str(group.dataset), ())
+    if not hidden:
+        return group
+    return attrs.evolve(group, scores={f: v for f, v in group.scores.items() if f not in hidden})
 
 
 def _systems(summary: Summary) -> list[Section]:

@@ -42,7 +42,7 @@ def render(result: EvalResult, view: View) -> str:
     if view.detail:
         wholes = [
             *figure_sections.key_figures(summary),
-            *sections.build(summary),
+            *sections.build(summary, detail=True),
             *figure_sections.build(summary),
         ]
     else:
