@@ -322,3 +322,15 @@ def test_a_key_given_to_a_numeric_flag_is_not_echoed(tmp_path, capsys) -> None:
     code = main(["run", "--proxy", "http://127.0.0.1:9", "--timeout", SECRET, "--dataset", str(data)])
     err = capsys.readouterr().err
     assert code == 2 and "--timeout" in err and not _runs(err)
+
+
+def test_a_program_on_disk_is_shown_whatever_its_random_parts_look_like(tmp_path):
+    """mktemp's folders (tmp.EJjdzI8hEy) make a path of mixed case and digits over 20 characters,
+    key-shaped; a file by its absolute path is no key (.ci/run's venv python was shown as ***)."""
+    program = tmp_path / "tmp.EJjdzI8hEy" / "venv" / "bin" / "python"
+    program.parent.mkdir(parents=True)
+    program.write_text("")
+    assert key_shaped(str(program))
+    assert redact_command([str(program), "-c", "pass"]) == [str(program), "-c", "pass"]
+    gone = str(tmp_path / "tmp.EJjdzI8hEy" / "elsewhere")  # not on disk: it could be anything
+    assert redact_command([gone]) == ["***"]

@@ -300,4 +300,7 @@ def _word(word: str, depth: int) -> str:
             return word if scrubbed == value else json.dumps(scrubbed)
     if any(c.isspace() for c in word):
         return _redacted_line(word, depth)
-    return MASK if key_shaped(word) else redact(word)
+    # a file here by its absolute path (the program, /tmp/tmp.EJjdzI8hEy/venv/bin/python) is no key,
+    # whatever its random parts look like
+    on_disk = os.path.isabs(word) and os.path.exists(word)
+    return MASK if key_shaped(word) and not on_disk else redact(word)
