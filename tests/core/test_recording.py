@@ -2,7 +2,8 @@
 ``score`` read back with the same summary as its JSON report, ``--tag``, ``--store none``, a store
 that cannot be written a warning with the run's own status, an unreachable PostgreSQL one line
 with no password, and a run killed with kill -9 then resumed with ``--cache-dir`` one record with
-every row once, against SQLite and a real PostgreSQL server."""
+every row once, against SQLite and a real PostgreSQL server; ``show RUN`` renders a stored run as
+the run's own report."""
 
 from __future__ import annotations
 
@@ -175,6 +176,30 @@ def test_compare_takes_run_ids_as_it_takes_their_reports(cli, store_url, workdir
     assert sorted(ids) == ["1:baseline", "1:compressed", "2:baseline", "2:compressed"]
     assert ids == {key.replace("a:", "1:").replace("b:", "2:"): value for key, value in files.items()}
     code, out, err = compare("1", "7", "--store", store_url)
+    assert (code, out) == (2, "")
+    (line,) = err.splitlines()
+    assert line.startswith("context-bench: error: no run 7 in the store ")
+    assert urlsplit(store_url).password is None or urlsplit(store_url).password not in err
+
+
+def test_show_renders_a_stored_run_as_its_own_report(cli, store_url, workdir, capsys):
+    assert cli("score", "--output", "json", "--out", "a.json", "--store", store_url)[0] == 0
+    saved = json.loads((workdir / "a.json").read_text(encoding="utf-8"))
+
+    def show(*argv: str) -> tuple[int, str, str]:
+        code = main(["show", *argv, "--store", store_url])
+        return code, *capsys.readouterr()
+
+    code, out, err = show("1", "--output", "json")
+    assert code == 0, err
+    assert json.loads(out)["summary"] == saved["summary"]
+    code, table, _ = show("1")
+    assert code == 0
+    assert table == cli("score", "--store", "none")[1]  # the run's own table, word for word
+    assert table.startswith(
+        "compressed vs baseline on dialogsum: 0.29x input tokens (-71%), rouge_l_f1 -0.373,\n"
+    )
+    code, out, err = show("7")
     assert (code, out) == (2, "")
     (line,) = err.splitlines()
     assert line.startswith("context-bench: error: no run 7 in the store ")

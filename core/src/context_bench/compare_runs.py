@@ -29,19 +29,6 @@ from .saved import summary_from_dict
 _NAMES = ("system", "dataset", "example_id")
 
 
-def read_report(file: str) -> EvalResult:
-    """A saved JSON report as the result it was written from, for ``context-bench show``: its summary
-    as saved (typed), its metadata and its rows (checked as ``compare`` checks them)."""
-    data = _checked(report_data(file), file)
-    summary = data.get("summary")
-    metadata = data.get("metadata")
-    return EvalResult(
-        _rows(data, file),
-        summary_from_dict(summary if isinstance(summary, dict) else {}),
-        metadata=metadata if isinstance(metadata, dict) else {},
-    )
-
-
 def report_data(file: str) -> Any:
     """A JSON report file's data."""
     try:
@@ -50,6 +37,20 @@ def report_data(file: str) -> Any:
         raise UsageError(f"{file}: {exc.strerror or exc}") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageError(f"{file}: not a JSON report ({exc})") from None
+
+
+def read_report(file: str, read: Callable[[str], Any] = report_data) -> EvalResult:
+    """A saved JSON report as the result it was written from, for ``context-bench show``: its summary
+    as saved (typed), its metadata and its rows (checked as ``compare`` checks them); ``read`` gives
+    its data (a file's, or a stored run's)."""
+    data = _checked(read(file), file)
+    summary = data.get("summary")
+    metadata = data.get("metadata")
+    return EvalResult(
+        _rows(data, file),
+        summary_from_dict(summary if isinstance(summary, dict) else {}),
+        metadata=metadata if isinstance(metadata, dict) else {},
+    )
 
 
 def _read(file: str, read: Callable[[str], Any]) -> tuple[list[EvalRow], Directions]:

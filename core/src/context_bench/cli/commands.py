@@ -1,6 +1,6 @@
 """``context-bench run`` (endpoints over data sets), ``score`` (responses in files), ``compare``
-(saved reports) and ``show`` (one saved report): each command's arguments (``configure_*``) and
-what it does (``cmd_*``)."""
+(saved reports or stored runs) and ``show`` (one saved report or stored run): each command's
+arguments (``configure_*``) and what it does (``cmd_*``)."""
 
 from __future__ import annotations
 
@@ -87,8 +87,11 @@ def configure_compare(parser: argparse.ArgumentParser, host: PluginHost) -> None
 
 
 def configure_show(parser: argparse.ArgumentParser, host: PluginHost) -> None:
-    parser.description = "Show a saved JSON report again, in any format, as it was written."
-    parser.add_argument("report", metavar="REPORT", help="a JSON report (--output json)")
+    parser.description = "Show a saved JSON report or a stored run again, in any format, as it was written."
+    parser.add_argument(
+        "report", metavar="REPORT|RUN", help="a JSON report (--output json) or a stored run's id"
+    )
+    add_store_option(parser)
     parser.add_argument("--output", choices=FORMATS, default="table", help="report format (default table)")
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
     add_detail_option(parser)
@@ -356,7 +359,8 @@ def cmd_compare(args: argparse.Namespace, host: PluginHost) -> int:
 
 
 def cmd_show(args: argparse.Namespace, host: PluginHost) -> int:
-    """A saved report rendered again: its own summary, metadata and rows, no figure recomputed."""
+    """A saved report or a stored run rendered again: its own summary, metadata and rows, no figure
+    recomputed."""
     from ..compare_runs import read_report
     from ..config import Output, RunConfig
     from ..gates import Gates
@@ -369,4 +373,4 @@ def cmd_show(args: argparse.Namespace, host: PluginHost) -> int:
         argv=getattr(args, "argv", None),
         gates=Gates(max_failure_rate=1.0),
     )
-    return emit(read_report(args.report), options)
+    return emit(read_report(args.report, stored_or_file(args.store)), options)

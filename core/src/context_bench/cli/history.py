@@ -52,8 +52,9 @@ def run_id(text: str) -> int:
 
 
 def stored_or_file(url: str | None) -> Callable[[str], Any]:
-    """What ``compare`` reads for each name it is given: a JSON report file, or, when no file has that
-    name and it is a run id, the stored run as its JSON report (an unknown id: one line)."""
+    """What ``compare`` and ``show`` read for each name they are given: a JSON report file, or, when
+    no file has that name and it is a run id, the stored run as its JSON report (an unknown id: one
+    line)."""
     from ..compare_runs import report_data
 
     def read(name: str) -> Any:
