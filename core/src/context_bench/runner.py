@@ -296,6 +296,7 @@ def evaluate(
     host: PluginHost | None = None,
     executor: Executor | None = None,
     second_pass: SecondPass | None = None,
+    scored: Iterable[EvalRow] = (),
     **deprecated: Any,
 ) -> EvalResult:
     """Run every system over every row and score each row, as ``config`` says
@@ -310,7 +311,8 @@ def evaluate(
     call past it is an error on its row, and the other rows go on.  ``executor`` works the rows
     elsewhere (:mod:`context_bench.execution`; default: this process, with ``config.limits``);
     ``host`` is the plugin host (default: the process's); ``second_pass`` makes this the scoring
-    pass of a plugin's run in two passes (:class:`SecondPass`).
+    pass of a plugin's run in two passes (:class:`SecondPass`); ``scored`` are rows scored before
+    (``score --baseline RUN``'s), summarized and handed on first, as they are.
 
     A big run streams: rows given as an iterator (not a list) are read as the run draws them, and
     with ``config.output.stream`` each finished row is handed to it in task order instead of kept,
@@ -368,6 +370,7 @@ def evaluate(
         analysis=analysis,
     )
     delivery = _Delivery(summarize, config.output.stream)
+    delivery.before(scored)
     in_flight: dict[int, RowTask] = {}
     watch = FailFast(0 if scoring else config.limits.fail_fast)
     finish_row = second_pass.finish_row
@@ -473,8 +476,16 @@ class _Delivery:
                     break
                 self._hand_on(row)
 
+    def before(self, rows: Iterable[EvalRow]) -> None:
+        """Rows finished before the run's tasks (not numbered among them), handed on first."""
+        for row in rows:
+            self._deliver(row)
+
     def _hand_on(self, row: EvalRow) -> None:
         self._next += 1
+        self._deliver(row)
+
+    def _deliver(self, row: EvalRow) -> None:
         self.summarize.add(row)
         if self.stream is None:
             self.rows.append(row)

@@ -232,6 +232,7 @@ def _run_recorded(
                 host=host,
                 executor=executor,
                 second_pass=SecondPass(cache=cache),
+                scored=inputs.scored,
             )
         except KeyboardInterrupt:
             raise Interrupted(_kept(cache)) from None
@@ -309,8 +310,12 @@ def cmd_score(args: argparse.Namespace, host: PluginHost) -> int:
     from ..datasets import read_file
     from ..reports.table import fitted
     from ..runner import fewer_collections
+    from .baseline_run import baseline_run
     from .inputs import Inputs, refuse_input_as_out
 
+    baseline = baseline_run(args.baseline, args.store)  # a stored run's: its rows' name is the baseline
+    if baseline is not None:
+        args.baseline = baseline.name
     options = RunOptions.from_args(args, host)
     config = options.config
     if config.scope.split is not None:
@@ -320,6 +325,7 @@ def cmd_score(args: argparse.Namespace, host: PluginHost) -> int:
     if not args.files:
         print(fitted(f"context-bench: scoring the bundled sample ({files[0]})"), file=sys.stderr)
     inputs = Inputs(host, config.scope.max_examples)
+    inputs.scored = baseline.rows if baseline is not None else []
     for file in files:
         with fewer_collections():
             inputs.add(

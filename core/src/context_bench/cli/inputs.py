@@ -34,6 +34,8 @@ class Inputs:
         #: Each data set's rows read so far (of files read to their end: all of them).
         self.heads: dict[str, list[Any]] = {}
         self.notices: list[str] = []
+        #: Rows scored before, handed on as they are (``score --baseline RUN``: the stored run's).
+        self.scored: list[Any] = []
         self._parts: dict[str, list[Iterable[Any]]] = {}
         self._taken: Counter[tuple[str, str]] = Counter()
 
@@ -55,6 +57,8 @@ class Inputs:
                 own = row if isinstance(row, Mapping) else {}
                 datasets[str(own.get("dataset") or name)] = None
                 systems[str(own.get("system", default_system))] = None
+        for scored in self.scored:
+            datasets[scored.dataset] = systems[scored.system] = None
         return list(datasets), list(systems)
 
     def add(self, name: str, rows: Iterable[Any], source: str) -> None:

@@ -165,7 +165,8 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         "--baseline",
         metavar="NAME",
         help="the system the others are compared with, in the report and by --fail-if-worse "
-        "(default: the first system)",
+        "(default: the first system); score also takes a stored run's id or a JSON report, "
+        "RUN[:SYSTEM] (docs/history.md)",
     )
     gates.add_argument(
         "--max-failure-rate",
