@@ -40,6 +40,9 @@ class Analysis:
     metrics: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
     breakdown: tuple[str, ...] = attrs.field(default=(), converter=tuple)
     exclude_errors: bool = False
+    #: ``--by``: the row fields each group's figures are given again per part of
+    #: (:class:`~context_bench.by.By`).
+    by: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
 
     def field_of(self, fields: Iterable[str]) -> str | None:
         """The primary score among a group's (or a data set's) ``fields``, in the order its rows'

@@ -240,6 +240,26 @@ class FailedField:
 
 
 @attrs.frozen
+class ByPart:
+    """The rows of a group in one part of a ``--by`` field (:mod:`context_bench.by`): the group's
+    figures over them, and their comparisons with the baseline (``value``: the part's name)."""
+
+    value: str
+    rows: int = 0
+    errors: int = 0
+    scores: Means = attrs.Factory(dict)
+    error_rate: float | None = None
+    ci: dict[str, list[float] | None] = attrs.Factory(dict)
+    stderr: dict[str, float | None] = attrs.Factory(dict)
+    tokens: Tokens = attrs.Factory(Tokens)
+    cost: Cost = attrs.Factory(Cost)
+    latency: LatencyFigures = attrs.Factory(LatencyFigures)
+    passing: Passing = attrs.Factory(Passing)
+    failed: dict[str, FailedField] = attrs.Factory(dict)
+    comparisons: list[Comparison] = attrs.Factory(list)
+
+
+@attrs.frozen
 class GroupSummary:
     """One (system, data set): its rows, the means of every score field, each metric's figures,
     soft failures per evaluator, and the breakdowns asked for (key -> value -> part)."""
@@ -270,6 +290,8 @@ class GroupSummary:
     passing: Passing = attrs.Factory(Passing)
     judge: JudgeFigures = attrs.Factory(JudgeFigures)
     frontier: FrontierPlace = attrs.Factory(FrontierPlace)
+    #: Per ``--by`` field, the group's figures in each part of its rows.
+    by: dict[str, list[ByPart]] = attrs.Factory(dict)
 
     def failed_on_every_row(self, field: str) -> bool:
         """Whether every value of ``field`` is a fallback: it has no mean and no interval to show."""
@@ -377,6 +399,8 @@ class Summary:
             group["pass"] = group.pop("passing")
             group["frontier"] = group.pop("frontier")
             del group["judge"]["name"], group["judge"]["alpha"]
+            for part in (part for parts in group["by"].values() for part in parts):
+                part["pass"] = part.pop("passing")
         return found
 
 

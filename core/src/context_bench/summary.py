@@ -13,6 +13,7 @@ from typing import Any
 import attrs
 
 from .analysis import Analysis
+from .by import Parts
 from .columns import NAN, Columns
 from .comparisons import baseline_of
 from .direction import Directions, named
@@ -465,6 +466,7 @@ class Summarizer:
         self._kinds: dict[str, Counter[str]] = {}
         self._fields_of: dict[tuple[str, str], tuple[str, ...]] | None = None
         self._keep_rows = any(type(m) is not Latency for m in self.metrics)
+        self._by = Parts(self.analysis.by, self._part)
 
     def __copy__(self) -> Summarizer:
         # a copy summarizes other rows (``filter``, ``merge``): its own state, the same settings
@@ -484,6 +486,18 @@ class Summarizer:
         """Count one finished row."""
         self._rows += 1
         self._count(row)
+        self._by.add(row)
+
+    def _part(self) -> Summarizer:
+        """A summarizer of one ``--by`` part's rows: these settings, not split again."""
+        analysis = attrs.evolve(self.analysis, by=())
+        return Summarizer(
+            self.metrics[1:],
+            self.breakdown,
+            self.failure_rate,
+            exclude_errors=self.exclude_errors,
+            analysis=analysis,
+        )
 
     def _count(self, row: EvalRow) -> None:
         key = (row.system, row.dataset)
@@ -524,7 +538,7 @@ class Summarizer:
         overflow: list[str] = []
         figures = self._figures(groups)
         score_fields = self._score_fields()
-        return Summary(
+        summary = Summary(
             groups=[
                 self._group(system, dataset, group, fields[(system, dataset)], overflow, figures)
                 for (system, dataset), group in groups.items()
@@ -560,6 +574,7 @@ class Summarizer:
             score_fields=score_fields,
             by_fields={d: list(f) for _, d in groups if (f := self.by_fields.get(d))},
         )
+        return self._by.attach(summary, self)
 
     def _score_fields(self) -> dict[str, ScoreField]:
         """Every score field of the run, with its direction and what a failed row counts in it."""

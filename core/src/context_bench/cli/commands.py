@@ -174,6 +174,7 @@ def _run_recorded(
     recording: Recording,
 ) -> int:
     from ..autowire import Wirer
+    from ..by import check_fields
     from ..cache import RunCache
     from ..metadata import run_metadata
     from ..reports.sections import printable
@@ -187,6 +188,7 @@ def _run_recorded(
         datasets, listed = named
         ran = listed if systems is None else [getattr(s, "name", type(s).__name__) for s in systems]
         options.gates.check_names(ran, datasets)
+    check_fields(config.analysis.by, inputs.heads)
     told = len(inputs.notices)
     for notice in inputs.notices:
         print(f"context-bench: notice: {printable(notice)}", file=sys.stderr)

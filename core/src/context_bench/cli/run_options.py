@@ -28,6 +28,7 @@ from ..gates import DEFAULT_MAX_FAILURE_RATE, Gates
 from ..plugins import PluginHost
 from ..reports import FORMATS
 from ..specs import ExecutorSpec
+from .by_option import add_by_option
 from .history import add_store_option, add_tag_option
 
 if TYPE_CHECKING:
@@ -177,6 +178,7 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         f"of its rows (default {DEFAULT_MAX_FAILURE_RATE:g}; 1 never)",
     )
     add_figure_options(parser)
+    add_by_option(parser)
     host.add_options(parser.add_argument_group("plugin options"))
 
 
@@ -239,6 +241,7 @@ def add_figure_options(parser: argparse.ArgumentParser) -> None:
 def analysis_from_args(args: argparse.Namespace) -> Analysis:
     """The figures' settings the flags give; a bad price is a UsageError."""
     from ..analysis import Analysis
+    from ..by import by_options
     from ..metrics.paired import ALPHA
     from ..prices import Prices
 
@@ -252,6 +255,7 @@ def analysis_from_args(args: argparse.Namespace) -> Analysis:
         prices=Prices.parse(getattr(args, "price", ()) or (), getattr(args, "prices", None)),
         alpha=alpha,
         allow_missing=getattr(args, "allow_missing", False),
+        by=by_options(getattr(args, "by", ())),
     )
 
 

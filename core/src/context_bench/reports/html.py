@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from ..direction import Directions
 from ..records import EvalResult
-from . import View, figure_sections, sections, summary_of, svg
+from . import View, by_sections, figure_sections, sections, summary_of, svg
 from .html_rows import PAGE, RowEncoder
 from .sections import Section, printable
 from .verdict import verdicts
@@ -106,7 +106,7 @@ def write(
     body.append(_charts(data, result.systems))
     # the figures' other tables (scores, intervals, comparisons, savings, judges), as in the table
     # and Markdown reports
-    tables = [*sections.build(summary, detail), *figure_sections.build(summary)]
+    tables = [*sections.build(summary, detail), *by_sections.build(summary), *figure_sections.build(summary)]
     body += [_section(section) for section in tables]
     audit = _audit_ids(data)
     body.append(_audit(audit))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..records import EvalResult
-from . import View, figure_sections, sections, summary_of
+from . import View, by_sections, figure_sections, sections, summary_of
 from .sections import Section, printable
 from .verdict import verdicts
 
@@ -19,6 +19,7 @@ def render(result: EvalResult, view: View | None = None) -> str:
     wholes = [
         *figure_sections.key_figures(summary),
         *sections.build(summary, detail=view is not None and view.detail),
+        *by_sections.build(summary),
         *figure_sections.build(summary),
     ]
     parts += [_table(figure_sections.readable(whole)) for whole in wholes]

@@ -13,7 +13,7 @@ import shutil
 import textwrap
 
 from ..records import ErrorMessage, EvalResult
-from . import View, figure_sections, sections, summary_of
+from . import View, by_sections, figure_sections, sections, summary_of
 from .sections import MAX_WIDTH, Section, printable, width_of
 from .verdict import verdicts
 
@@ -43,10 +43,12 @@ def render(result: EvalResult, view: View) -> str:
         wholes = [
             *figure_sections.key_figures(summary),
             *sections.build(summary, detail=True),
+            *by_sections.build(summary),
             *figure_sections.build(summary),
         ]
-    else:
+    else:  # --by's tables were asked for by name: on the one screen too
         wholes = [compact(section) for section in figure_sections.key_figures(summary)]
+        wholes += by_sections.build(summary)
     parts += [_table(figure_sections.readable(whole, width), width) for whole in wholes]
     notes = [f"warning: {_line(note)}" for note in sections.warnings(summary)]
     # one screen: each warning on one line (--detail: whole), each error message whole (the
