@@ -73,12 +73,12 @@ def test_each_bin_has_the_hand_worked_means_errors_and_comparisons(cbench, rows)
     summary = json.loads(out)["summary"]
     a, b = _parts(summary, "a"), _parts(summary, "b")
     assert [p["value"] for p in a] == ["0-4000", "4000-8000", "8000-"]
-    assert [(p["rows"], p["errors"], p["scores"]["exact_match"]) for p in a] == [
+    assert [(p["group"]["rows"], p["group"]["errors"], p["group"]["scores"]["exact_match"]) for p in a] == [
         (2, 0, 0.5),
         (2, 0, 1.0),
         (1, 1, 0.0),
     ]
-    assert [(p["rows"], p["errors"], p["scores"]["exact_match"]) for p in b] == [
+    assert [(p["group"]["rows"], p["group"]["errors"], p["group"]["scores"]["exact_match"]) for p in b] == [
         (2, 0, 1.0),
         (2, 0, 0.5),
         (1, 0, 1.0),
@@ -91,7 +91,9 @@ def test_each_bin_has_the_hand_worked_means_errors_and_comparisons(cbench, rows)
         ("a", 1.0, 1, None, None),  # one pair: nothing to test
     ]
     assert [c["lost"] for (c,) in compared] == [[], ["q3"], []]
-    assert a[0]["pass"]["pass_rate"] == 0.5 and a[0]["ci"]["exact_match"] is not None
+    first = a[0]["group"]  # the part's whole group summary: every figure
+    assert (first["system"], first["pass"]["pass_rate"], first["by"]) == ("a", 0.5, {})
+    assert first["ci"]["exact_match"] is not None
     # the parts add up to the group: the whole run's figures are unchanged by --by
     (whole,) = [g for g in summary["groups"] if g["system"] == "a"]
     assert (whole["rows"], whole["scores"]["exact_match"]) == (5, 0.6)
@@ -109,7 +111,10 @@ def test_values_are_parts_as_they_are_and_rows_without_one_are_said(cbench, writ
     assert code == 0, err
     summary = json.loads(out)["summary"]
     shown = {
-        f: [(p["value"], p["rows"], p["scores"]["exact_match"]) for p in _parts(summary, "responses", f)]
+        f: [
+            (p["value"], p["group"]["rows"], p["group"]["scores"]["exact_match"])
+            for p in _parts(summary, "responses", f)
+        ]
         for f in ("difficulty", "length")
     }
     assert shown == {

@@ -163,23 +163,8 @@ class Parts:
                         for c in own.comparisons
                         if (c.system, c.dataset) == (g.system, g.dataset) and c.baseline == summary.baseline
                     ]
-                    found.setdefault((g.system, g.dataset), {}).setdefault(one.field, []).append(
-                        ByPart(
-                            name,
-                            g.rows,
-                            g.errors,
-                            g.scores,
-                            g.error_rate,
-                            g.ci,
-                            g.stderr,
-                            g.tokens,
-                            g.cost,
-                            g.latency,
-                            g.passing,
-                            g.failed,
-                            compared,
-                        )
-                    )
+                    parts_of = found.setdefault((g.system, g.dataset), {})
+                    parts_of.setdefault(one.field, []).append(ByPart(name, g, compared))
         groups = [attrs.evolve(g, by=found.get((g.system, g.dataset), {})) for g in summary.groups]
         return attrs.evolve(summary, groups=groups)
 

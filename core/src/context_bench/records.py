@@ -241,21 +241,11 @@ class FailedField:
 
 @attrs.frozen
 class ByPart:
-    """The rows of a group in one part of a ``--by`` field (:mod:`context_bench.by`): the group's
-    figures over them, and their comparisons with the baseline (``value``: the part's name)."""
+    """The rows of a group in one part of a ``--by`` field (:mod:`context_bench.by`), named
+    ``value``: the group's summary over them, and their comparisons with the baseline."""
 
     value: str
-    rows: int = 0
-    errors: int = 0
-    scores: Means = attrs.Factory(dict)
-    error_rate: float | None = None
-    ci: dict[str, list[float] | None] = attrs.Factory(dict)
-    stderr: dict[str, float | None] = attrs.Factory(dict)
-    tokens: Tokens = attrs.Factory(Tokens)
-    cost: Cost = attrs.Factory(Cost)
-    latency: LatencyFigures = attrs.Factory(LatencyFigures)
-    passing: Passing = attrs.Factory(Passing)
-    failed: dict[str, FailedField] = attrs.Factory(dict)
+    group: GroupSummary
     comparisons: list[Comparison] = attrs.Factory(list)
 
 
@@ -396,12 +386,18 @@ class Summary:
         group's ``passing`` is written ``pass``; its ``judge`` has no name or alpha)."""
         found = attrs.asdict(self)
         for group in found["groups"]:
-            group["pass"] = group.pop("passing")
-            group["frontier"] = group.pop("frontier")
-            del group["judge"]["name"], group["judge"]["alpha"]
-            for part in (part for parts in group["by"].values() for part in parts):
-                part["pass"] = part.pop("passing")
+            _written(group)
         return found
+
+
+def _written(group: dict[str, Any]) -> None:
+    """A group's dict as the JSON report writes it, its ``--by`` parts' groups too."""
+    group["pass"] = group.pop("passing")
+    group["frontier"] = group.pop("frontier")
+    del group["judge"]["name"], group["judge"]["alpha"]
+    group["by"] = group.pop("by")
+    for part in (part for parts in group["by"].values() for part in parts):
+        _written(part["group"])
 
 
 class Summarize(Protocol):

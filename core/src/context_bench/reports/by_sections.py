@@ -49,7 +49,7 @@ def _side_by_side(field: str, groups: list[GroupSummary]) -> Section:
 def _cell(part: ByPart | None, field: str | None) -> str:
     if part is None:
         return "-"
-    return CELL.format(mean=score(part.scores.get(field or "")), rows=figure(part.rows))
+    return CELL.format(mean=score(part.group.scores.get(field or "")), rows=figure(part.group.rows))
 
 
 def _figures(field: str, groups: list[GroupSummary]) -> Section:
@@ -58,18 +58,19 @@ def _figures(field: str, groups: list[GroupSummary]) -> Section:
             str(g.system),
             str(g.dataset),
             str(p.value),
-            figure(p.rows),
-            figure(p.errors),
-            score(p.scores.get(g.passing.field or "")),
-            interval(p.ci.get(g.passing.field or "")),
-            percent(p.passing.pass_rate),
-            figure(p.tokens.input_mean),
-            figure(p.tokens.output_mean),
-            money(p.cost.dollars),
-            figure(p.latency.p50),
+            figure(own.rows),
+            figure(own.errors),
+            score(own.scores.get(g.passing.field or "")),
+            interval(own.ci.get(g.passing.field or "")),
+            percent(own.passing.pass_rate),
+            figure(own.tokens.input_mean),
+            figure(own.tokens.output_mean),
+            money(own.cost.dollars),
+            figure(own.latency.p50),
         )
         for g in groups
         for p in g.by[field]
+        for own in (p.group,)
     )
     headers = (
         *("system", "dataset", field, "rows", "err", "score", "95% CI"),
