@@ -769,6 +769,15 @@ OTHER_BLOCKS = {
     ): "sessions with a store (runs, export, view, PostgreSQL): tests/core/test_store_cli.py and "
     "plugins/cbench-view/tests run each command; the newer-schema line is test_store_schema.py's",
     (
+        "docs/longbench.md",
+        "text",
+    ): "the LongBench-E run by length: plugins/cbench-longbench/tests/test_run.py::"
+    "test_longbench_e_by_length_prints_the_papers_table runs it on the fixture mirror",
+    (
+        "docs/reports.md",
+        "text",
+    ): "the same --by run as docs/longbench.md's (a hub set): test_run.py of cbench-longbench runs it",
+    (
         "docs/savings.md",
         "yaml",
     ): "LiteLLM behind the meter: test_litellm_meter.py::test_the_documented_forwarding_is_the_tested_one",

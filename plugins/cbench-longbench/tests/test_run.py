@@ -86,3 +86,27 @@ def test_an_unknown_task_is_one_line_and_exit_2_before_any_row(hub, capsys):
         "multi_news, vcsum, trec, triviaqa, samsum, lsht, passage_count, passage_retrieval_en, "
         "passage_retrieval_zh, lcc, repobench-p"
     ]
+
+
+def test_longbench_e_by_length_prints_the_papers_table(hub, capsys):
+    """Done when of issue 30: the fixture's three rows (lengths 3500, 6000, 12000) one in each of
+    eval.py's buckets, scored 1.0, 0.4 and 0.0 as above."""
+    with FakeServer(_reply) as server:
+        argv = ["run", "--proxy", server.url, "--dataset", "longbench-e:hotpotqa"]
+        code = main([*argv, "--by", "length:0-4000,4000-8000,8000-", "--no-progress", "--store", "none"])
+    table = capsys.readouterr().out
+    assert code == 0
+    head = table.index("By length: the primary score's mean in each part (rows)")
+    lines = table[head:].splitlines()[1:4]
+    assert lines[0].split() == ["system", "dataset", "score", "0-4000", "4000-8000", "8000-", "all"]
+    assert lines[2].split()[2:] == [
+        "longbench_score",
+        "1.000",
+        "(1)",
+        "0.400",
+        "(1)",
+        "0.000",
+        "(1)",
+        "0.467",
+        "(3)",
+    ]
