@@ -19,7 +19,7 @@ from typing import Any
 
 from .command_run import DEFAULT_MAX_OUTPUT_BYTES, OUTPUT_GRACE, Finished, run_program
 from .secrets import redact, redact_command
-from .systems import build_messages, conversation_turns
+from .systems import build_messages, conversation_turns, follow_up
 
 __all__ = ["ClaudeCLI", "CommandError", "CommandSystem", "prompt_text"]
 
@@ -129,7 +129,13 @@ class CommandSystem:
             return _noted({"response": self._answer(str(self.build_prompt(example)), notes)}, notes)
         turns = conversation_turns(example)
         if turns is None:
-            return _noted({"response": self._answer(prompt_text(example, self.system_prompt), notes)}, notes)
+            then = follow_up(example)
+            said = self._answer(prompt_text(example, self.system_prompt), notes)
+            if then is None:
+                return _noted({"response": said}, notes)
+            second = {"prompt": then["prompt"].replace(then["reply"], said.strip())}
+            answer = self._answer(prompt_text(second, self.system_prompt), notes)
+            return _noted({"response": answer, "replies": [said]}, notes)
         messages = [] if self.system_prompt is None else [{"role": "system", "content": self.system_prompt}]
         replies = []
         for turn in turns:

@@ -8,7 +8,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -204,6 +204,7 @@ def load(
     max_row_bytes: int = MAX_ROW_BYTES,
     split: str | None = None,
     hub_mirror: str | Path | None = None,
+    options: Mapping[str, Any] | None = None,
     **kwargs: Any,
 ) -> Dataset:
     """Resolve ``--dataset NAME|NAME:CONFIG|PATH``: an existing file, else a registered data set name.
@@ -214,7 +215,9 @@ def load(
     loading it, naming the command that runs it (``context-bench <kind>``, or ``run`` for rows).
     ``CONFIG`` and ``split`` go to the data set's loader (a hub data set's config and split);
     ``hub_mirror`` (``--hub-mirror``) is the directory hub data sets are read from, instead of the
-    hub.  Every row is read here, so a data set that cannot be read fails before any row runs.
+    hub.  ``options`` are the run's plugin options: a loader that names an ``options`` parameter
+    gets its plugin's share of them (a flag that picks the prompts its rows carry).  Every row is
+    read here, so a data set that cannot be read fails before any row runs.
     """
     path = Path(spec)
     if path.is_file():
@@ -233,7 +236,7 @@ def load(
         names = ", ".join(sorted(known)) or "none registered"
         unknown = f"unknown data set {spec!r}: not a file and not a registered data set ({names})"
         raise UsageError(host.not_found("data set", name, unknown))
-    _, dspec = found
+    plugin, dspec = found
     if kind is not None and dspec.kind != kind:
         command = "context-bench run" if dspec.kind == "rows" else f"context-bench {dspec.kind}"
         raise UsageError(f"{dspec.name} is a {dspec.kind} data set: use `{command} --dataset {spec}`")
@@ -247,6 +250,8 @@ def load(
                 flag = f"{dspec.name}:CONFIG" if option == "config" else "--split"
                 raise UsageError(f"{dspec.name} has no {option}s to choose ({flag} given)")
         with mirrored(hub_mirror), naming(dspec.name):
+            if options is not None and _takes(loader, "options"):
+                kwargs = {**kwargs, "options": host.options_for(plugin, options)}
             loaded = loader(**{k: v for k, v in choices.items() if v is not None}, **kwargs)
             if dspec.kind == "rows":
                 loaded = _capped(loaded, max_row_bytes, dspec.name)

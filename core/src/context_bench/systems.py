@@ -206,9 +206,15 @@ class OpenAIProxy:
         if turns is not None:
             return self._converse(example, turns)
         messages = (self.build_messages or build_messages)(example)
+        then = follow_up(example)  # a malformed one is the row's error before any call
         completion = self._http().send(self._body(example, self._with_system_prompt(messages)))
-        cost = {} if completion.cost is None else {"cost": completion.cost}
-        return {"response": completion.content, **(completion.usage or {}), **cost}
+        if then is None:
+            cost = {} if completion.cost is None else {"cost": completion.cost}
+            return {"response": completion.content, **(completion.usage or {}), **cost}
+        prompt = then["prompt"].replace(then["reply"], completion.content.strip())
+        limit = {"max_tokens": then["max_tokens"]} if then.get("max_tokens") is not None else {}
+        second = self._http().send(self._body(limit, self._with_system_prompt([_user(prompt)])))
+        return _answered([completion, second])
 
     def _body(self, example: Mapping[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
         """The request body: the row's ``max_tokens`` unless the system sets a limit of its own."""
@@ -225,18 +231,45 @@ class OpenAIProxy:
     def _converse(self, example: Mapping[str, Any], turns: list[str]) -> dict:
         """Send the turns one by one, the conversation growing with the model's own replies."""
         messages = self._with_system_prompt([])
-        replies: list[str] = []
-        totals: dict[str, float] = {}
-        costs: list[float | None] = []
+        completions = []
         for turn in turns:
-            messages.append({"role": "user", "content": turn})
-            completion = self._http().send(self._body(example, messages))
-            messages.append({"role": "assistant", "content": completion.content})
-            replies.append(completion.content)
-            for field, value in (completion.usage or {}).items():
-                totals[field] = totals.get(field, 0.0) + value
-            costs.append(completion.cost)
-        output: dict[str, Any] = {"response": replies[-1], **totals, "replies": replies[:-1]}
-        if all(cost is not None for cost in costs):  # a partial sum would understate the cost
-            output["cost"] = sum(cost for cost in costs if cost is not None)
-        return output
+            messages.append(_user(turn))
+            completions.append(self._http().send(self._body(example, messages)))
+            messages.append({"role": "assistant", "content": completions[-1].content})
+        return _answered(completions)
+
+
+def _user(text: str) -> dict[str, str]:
+    return {"role": "user", "content": text}
+
+
+def _answered(completions: list[Any]) -> dict[str, Any]:
+    """A row's output from its calls: the last reply is the response, the earlier ones are kept
+    (``replies``); tokens are summed, and the cost when every call's is known (a partial sum
+    would understate it)."""
+    totals: dict[str, float] = {}
+    for completion in completions:
+        for field, value in (completion.usage or {}).items():
+            totals[field] = totals.get(field, 0.0) + value
+    replies = [completion.content for completion in completions]
+    output: dict[str, Any] = {"response": replies[-1], **totals, "replies": replies[:-1]}
+    costs = [completion.cost for completion in completions]
+    if all(cost is not None for cost in costs):
+        output["cost"] = sum(cost for cost in costs if cost is not None)
+    return output
+
+
+def follow_up(example: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A row's second call, ``followup``: ``prompt``, sent alone once the row's prompt is answered,
+    with ``reply`` in it replaced by that answer (stripped), and its own ``max_tokens``; None for
+    a row of one call.  A chain-of-thought benchmark asks for the reasoning first, then for the
+    answer with the reasoning quoted."""
+    then = example.get("followup")
+    if then is None:
+        return None
+    if not (isinstance(then, Mapping) and isinstance(then.get("prompt"), str) and then.get("reply")):
+        raise ValueError(
+            "the row's followup must be {prompt, reply, max_tokens}: the second prompt, the text in "
+            "it the first answer replaces, and its token budget"
+        )
+    return dict(then)

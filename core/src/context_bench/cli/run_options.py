@@ -358,6 +358,7 @@ class RunOptions:
             "max_row_bytes": self.config.limits.max_row_bytes,
             "split": scope.split,
             "hub_mirror": scope.hub_mirror,
+            "options": self.config.plugins.options,
         }
 
     def evaluate_kwargs(self) -> dict[str, Any]:

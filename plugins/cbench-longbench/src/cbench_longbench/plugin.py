@@ -174,3 +174,14 @@ def cbench_plugin_info():
         "code edit similarity": "fuzzywuzzy's fuzz.ratio on its pure-Python back end (difflib)",
         "ZeroSCROLLS F1's transliteration": "Unidecode",
     }
+
+
+@hookimpl
+def cbench_add_options(group):
+    group.add_argument(
+        "--longbench-cot",
+        action="store_true",
+        default=None,
+        help="longbench-v2: pred.py's chain of thought (the reasoning first, then the answer asked "
+        "for with it quoted, two calls a row) instead of its zero-shot prompt",
+    )
