@@ -38,6 +38,7 @@ def files(write_rows):
                     "question": f"Capital? {qid}",
                     "answer": answer,
                     "response": said,
+                    "kind": "odd" if int(qid[1]) % 2 else "even",
                 }
                 for (qid, answer), said in zip(QUESTIONS, answers, strict=True)
             ],
@@ -98,3 +99,14 @@ def test_a_name_that_is_no_run_names_a_system_of_the_rows_as_before(cbench, stor
     summary = _summary(cbench, "v1.jsonl", "v3.jsonl", "--baseline", "v3", "--store", store)
     assert summary["baseline"] == "v3"
     assert sorted(g["system"] for g in summary["groups"]) == ["v1", "v3"]
+
+
+def test_the_stored_runs_rows_keep_their_input_fields_for_by(cbench, store, files):
+    _summary(cbench, "v1.jsonl", "--store", store)
+    against = _summary(cbench, "v3.jsonl", "--baseline", "1", "--by", "kind", "--store", store)
+    parts = {
+        g["system"]: [(p["value"], p["group"]["scores"]["exact_match"]) for p in g["by"]["kind"]]
+        for g in against["groups"]
+    }
+    # v1 right on q1 and q2, v3 on q1 alone: each half of the questions as the rows' own field says
+    assert parts == {"1:v1": [("even", 0.5), ("odd", 0.5)], "v3": [("even", 0.0), ("odd", 0.5)]}

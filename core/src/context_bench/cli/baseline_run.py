@@ -11,12 +11,13 @@ scored again (a judge is not called twice for it).
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import attrs
 
 from ..errors import UsageError
 from ..records import EvalRow
-from .history import stored_or_file
+from .history import opened, stored_or_file
 
 
 @attrs.frozen
@@ -49,9 +50,18 @@ def baseline_run(value: str | None, store: str | None) -> BaselineRun | None:
     label = source if source.isdigit() else Path(source).stem
     name = f"{label}:{system}"
     rows = [row for row in saved.rows if row.system == system]
+    inputs = {} if Path(source).is_file() else _input_rows(store, int(source), system)
     for row in rows:
         row.system = name
+        row.example = inputs.get((row.dataset, row.example_id))
     return BaselineRun(name, rows)
+
+
+def _input_rows(store: str | None, run: int, system: str) -> dict[tuple[str, str], Any]:
+    """A stored run's input rows of ``system`` by (data set, id): the store keeps each row as its
+    JSONL line, input fields first, so ``--by`` reads the baseline's rows as it reads the new ones."""
+    with opened(store) as kept:
+        return {(row.dataset, row.example_id): row.example for row in kept.iter_rows(run, system=system)}
 
 
 def _split(value: str) -> tuple[str | None, str | None]:
