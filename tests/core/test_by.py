@@ -190,3 +190,36 @@ def test_bins_are_read_in_order_and_a_field_twice_is_refused():
     ]
     with pytest.raises(UsageError, match="^--by length is given twice"):
         by_options(["length", "length:0-10"])
+
+
+def test_a_part_the_baseline_has_no_row_in_compares_nothing_and_misses_nothing(cbench, write_rows):
+    """b and c answer q2 and b q3, which the baseline a lacks: in their part neither stands in for
+    a, so c's q3 is not missing against b's, as it is not in the whole run."""
+    lines = [
+        {"system": s, "id": q, "question": "?", "answer": "x", "response": said, "length": length}
+        for s, q, said, length in [
+            ("a", "q1", "x", 1),
+            ("b", "q1", "x", 1),
+            ("c", "q1", "y", 1),
+            ("b", "q2", "y", 9),
+            ("c", "q2", "x", 9),
+            ("b", "q3", "x", 9),
+        ]
+    ]
+    write_rows(lines)
+    code, out, err = _score(cbench, "--by", "length:0-5,5-", "--baseline", "a", "--output", "json")
+    assert code == 0, err
+    summary = json.loads(out)["summary"]
+    for system, (first, second) in {"b": (1.0, 0.5), "c": (0.0, 1.0)}.items():
+        low, high = _parts(summary, system)
+        assert (low["value"], low["group"]["scores"]["exact_match"], low["group"]["errors"]) == (
+            "0-5",
+            first,
+            0,
+        )
+        assert (high["value"], high["group"]["scores"]["exact_match"], high["group"]["errors"]) == (
+            "5-",
+            second,
+            0,
+        )
+        assert [c["baseline"] for c in low["comparisons"]][:1] == ["a"] and high["comparisons"] == []

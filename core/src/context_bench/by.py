@@ -146,7 +146,7 @@ class Parts:
 
     def attach(self, summary: Summary, run: Summarizer) -> Summary:
         """``summary`` with each group's parts (``GroupSummary.by``), summarized with ``run``'s
-        directions, judges' models and baseline; a part the baseline has no rows in compares nothing."""
+        directions, judges' models and baseline."""
         if not self.by:
             return summary
         found: dict[tuple[str, str], dict[str, list[ByPart]]] = {}
@@ -155,7 +155,11 @@ class Parts:
             for name in one.order(parts):
                 part = parts[name]
                 part.directions, part.judge_models = run.directions, run.judge_models
-                part.analysis = attrs.evolve(part.analysis, baseline=summary.baseline)
+                # where the baseline has no row, no other system stands in for it: nothing is
+                # compared and no row counts as missing
+                alone = summary.baseline not in {system for system, _ in part.groups}
+                allow = part.analysis.allow_missing or alone
+                part.analysis = attrs.evolve(part.analysis, baseline=summary.baseline, allow_missing=allow)
                 own = part.finish()
                 for g in own.groups:
                     compared = [
