@@ -195,16 +195,10 @@ def test_bins_are_read_in_order_and_a_field_twice_is_refused():
 def test_a_part_the_baseline_has_no_row_in_compares_nothing_and_misses_nothing(cbench, write_rows):
     """b and c answer q2 and b q3, which the baseline a lacks: in their part neither stands in for
     a, so c's q3 is not missing against b's, as it is not in the whole run."""
+    said = "a q1 x 1, b q1 x 1, c q1 y 1, b q2 y 9, c q2 x 9, b q3 x 9"  # system, id, response, length
     lines = [
-        {"system": s, "id": q, "question": "?", "answer": "x", "response": said, "length": length}
-        for s, q, said, length in [
-            ("a", "q1", "x", 1),
-            ("b", "q1", "x", 1),
-            ("c", "q1", "y", 1),
-            ("b", "q2", "y", 9),
-            ("c", "q2", "x", 9),
-            ("b", "q3", "x", 9),
-        ]
+        {"system": s, "id": q, "question": "?", "answer": "x", "response": r, "length": int(n)}
+        for s, q, r, n in (row.split() for row in said.split(", "))
     ]
     write_rows(lines)
     code, out, err = _score(cbench, "--by", "length:0-5,5-", "--baseline", "a", "--output", "json")
