@@ -111,6 +111,10 @@ INPUT_FILES = {
         ),
         "judge.md's pairwise example: rows of two systems that `score` reads",
     ),
+    "labels.jsonl": (
+        _jsonl([{"id": "qa-1", "label": "correct"}, {"id": "qa-2", "label": "incorrect"}]),
+        "judge.md's judge-check: a person's verdicts on responses.jsonl's two rows",
+    ),
     "before.json": (_report("before", ["Paris", "William Shakespeare"]), "reports.md's compare: a saved run"),
     "after.json": (_report("after", ["Paris", "Christopher Marlowe"]), "reports.md's compare: another"),
     "locomo10.json": (

@@ -77,3 +77,14 @@ def add_endpoint_options(group: Any) -> None:
         metavar="N",
         help=f"judge requests in flight per endpoint (default: {DEFAULT_CONCURRENCY})",
     )
+
+
+def add_failure_rate_option(parser: Any, counted: str) -> None:
+    """``--max-failure-rate`` of the judge's own commands: any failure fails unless it allows some."""
+    parser.add_argument(
+        "--max-failure-rate",
+        type=flag_type("--max-failure-rate"),
+        default=0.0,
+        metavar="R",
+        help=f"exit 4 when more than this share of {counted} (default 0: any)",
+    )

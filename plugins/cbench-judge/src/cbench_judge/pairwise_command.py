@@ -15,14 +15,13 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
-from context_bench.bounds import flag_type
 from context_bench.errors import UsageError
 from context_bench.gates import BoundGate
 from context_bench.plugins import PluginHost
 from context_bench.reports.numbers import interval, p_value
 
 from .base import as_text
-from .options import add_endpoint_options
+from .options import add_endpoint_options, add_failure_rate_option
 from .pairwise import TEMPLATES
 from .pairwise_figures import PairwiseFigures
 from .rating import QUESTION_KEYS, reference_of
@@ -52,13 +51,7 @@ def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         metavar="[[SYSTEM/]DATASET:]FIELD=VALUE",
         help=f"exit 3 when a figure ({', '.join(GATED)}) is below VALUE (repeatable)",
     )
-    parser.add_argument(
-        "--max-failure-rate",
-        type=flag_type("--max-failure-rate"),
-        default=0.0,
-        metavar="R",
-        help="exit 4 when more than this share of the pairs got no verdict (default 0: any)",
-    )
+    add_failure_rate_option(parser, "the pairs got no verdict")
 
 
 def _template(given: str) -> str:
@@ -181,7 +174,8 @@ def render(figures: list[PairwiseFigures], output: str) -> str:
     return "".join(f"{text}\n" for text in lines)
 
 
-def _rate(value: float | None, ci: Any) -> str:
+def rate_text(value: float | None, ci: Any) -> str:
+    """A rate and its interval, "0.62 [0.48, 0.75]"; "-" when there is none."""
     return "-" if value is None else f"{value:.2f} {interval(ci)}"
 
 
@@ -189,8 +183,8 @@ def line(f: PairwiseFigures) -> str:
     """One (system, data set)'s figures as every text report says them."""
     return (
         f"pairwise: {f.system} vs {f.baseline} on {f.dataset}: {f.wins} wins, {f.ties} ties, "
-        f"{f.losses} losses of {f.n} judged; win rate {_rate(f.win_rate, f.ci)} "
-        f"(sign test p {p_value(f.p_value, 0.05)}); length-controlled {_rate(f.lc_win_rate, f.lc_ci)}; "
+        f"{f.losses} losses of {f.n} judged; win rate {rate_text(f.win_rate, f.ci)} "
+        f"(sign test p {p_value(f.p_value, 0.05)}); length-controlled {rate_text(f.lc_win_rate, f.lc_ci)}; "
         f"position consistency {'-' if f.position_consistency is None else f'{f.position_consistency:.2f}'}; "
         f"{f.failed} failed judge calls, {f.unanswered} unanswered (judge {f.judge_model}, {f.template})"
     )
