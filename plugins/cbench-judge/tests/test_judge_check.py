@@ -152,3 +152,48 @@ def test_bad_labels_are_one_line_and_status_2(tmp_path, capsys, labels, said) ->
     )
     err = capsys.readouterr().err
     assert said in err and len(err.strip().splitlines()) == 1
+
+
+# -- bias probes ----------------------------------------------------------------------------------
+
+
+def _longer_else_tie(body: Any) -> str:
+    import re
+
+    a, b = re.findall(r"Start of Assistant [AB]'s Answer\]\n(.*?)\n\[The End", last_user_message(body), re.S)
+    return "[[C]]" if len(a) == len(b) else ("[[A]]" if len(a) > len(b) else "[[B]]")
+
+
+@pytest.mark.parametrize(
+    ("judge", "expected"),
+    [
+        # always the first answer: every identical pair is a preference, padding wins in one order of two
+        (lambda body: "[[A]]", {"position": (8, 8), "length": (8, 16), "verbosity": (8, 16)}),
+        # the longer answer, else a tie: no position bias, every padded or reformatted answer wins
+        (_longer_else_tie, {"position": (0, 8), "length": (16, 16), "verbosity": (16, 16)}),
+        # a fair judge that sees no difference in content
+        (lambda body: "Same facts. [[C]]", {"position": (0, 8), "length": (0, 16), "verbosity": (0, 16)}),
+    ],
+)
+def test_probes_measure_each_bias(judge_server, capsys, judge, expected) -> None:
+    from context_bench.metrics.intervals import wilson
+
+    server = judge_server(judge)
+    code = main(["judge-check", "--probes", "--judge-url", server.url, "--output", "json"])
+    found = {p["probe"]: p for p in json.loads(capsys.readouterr().out)["summary"]["probes"]}
+    assert code == 0
+    assert {k: (p["biased"], p["n"]) for k, p in found.items()} == expected
+    for probe, (biased, n) in expected.items():
+        assert found[probe]["rate"] == biased / n
+        assert found[probe]["ci"] == list(wilson(biased, n))
+    assert len(server.requests) == 8 + 16 + 16
+
+
+def test_a_failing_probe_judge_is_counted_and_fails_the_run(judge_server, capsys) -> None:
+    server = judge_server(
+        lambda body: Reply(status=400, text="no") if "Hamlet" in last_user_message(body) else "[[C]]"
+    )
+    assert main(["judge-check", "--probes", "--judge-url", server.url]) == 4
+    out, err = capsys.readouterr()
+    assert "0 of 7 verdicts show the bias" in out and "1 verdicts lost to failed judge calls" in out
+    assert "5 of 40 probe verdicts got no answer" in err

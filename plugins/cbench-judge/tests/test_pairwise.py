@@ -298,3 +298,18 @@ def test_length_control_hand_worked_cases() -> None:
     # the longer answer always wins and the shorter always loses: no finite fit, no rate
     assert length_controlled([1.0, 0.5, 0.0], [1, 0, -1]) is None
     assert length_controlled([], []) is None
+
+
+def test_building_the_commands_imports_no_client() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from context_bench.cli import main\n"
+        "for command in ('pairwise', 'judge-check'):\n"
+        "    try: main([command, '--help'])\n"
+        "    except SystemExit: pass\n"
+        "print('httpx' in sys.modules, 'cbench_judge.client' in sys.modules, file=sys.stderr)"
+    )
+    err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stderr
+    assert err.split() == ["False", "False"]

@@ -5,7 +5,8 @@ The labels are rows with an ``id`` (and, where ids repeat, a ``system`` and a ``
 The judge's verdicts come from a saved report (``--report``: its rows' ``--field``) or from running
 the judge on rows (``--judge-url`` and the files of rows, as ``score`` reads them).  It reports
 Cohen's kappa (quadratic-weighted for scores), accuracy and, for pass/fail, the true-positive and
-true-negative rates, each with its interval; ``--min-agreement K`` exits 3 below K.
+true-negative rates, each with its interval; ``--min-agreement K`` exits 3 below K.  With
+``--probes`` it runs the bias probes (:mod:`cbench_judge.probes`) instead.
 """
 
 from __future__ import annotations
@@ -37,8 +38,11 @@ def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     parser.add_argument(
         "files", nargs="*", metavar="FILE", help="rows to run the judge on (with --judge-url)"
     )
+    parser.add_argument("--labels", metavar="FILE", help="people's verdicts: id and label per row")
     parser.add_argument(
-        "--labels", required=True, metavar="FILE", help="people's verdicts: id and label per row"
+        "--probes",
+        action="store_true",
+        help="run the built-in bias probes (position, length, verbosity) against the --judge-url judge",
     )
     parser.add_argument("--report", metavar="FILE", help="read the judge's scores from this saved report")
     parser.add_argument(
@@ -52,7 +56,7 @@ def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         "--min-agreement", type=flag_type("--min-agreement"), metavar="K", help="exit 3 when kappa is below K"
     )
     parser.add_argument("--output", choices=("table", "json"), default="table")
-    add_failure_rate_option(parser, "the labelled rows got no judge score")
+    add_failure_rate_option(parser, "the labelled rows (or probe verdicts) got no judge answer")
 
 
 @attrs.frozen
@@ -245,21 +249,53 @@ def line(found: Agreement) -> str:
     )
 
 
+def _failed_too_often(failed: int, total: int, limit: float, what: str) -> bool:
+    if total and failed / total > limit:
+        print(f"context-bench: error: {failed} of {total} {what}", file=sys.stderr)
+        return True
+    return False
+
+
+def _probe(args: argparse.Namespace) -> int:
+    """The bias probes, each a rate with its interval; exit 4 when too many calls failed."""
+    from .pairwise_command import pairwise_judge, rate_text
+    from .probes import run_probes
+
+    judge, model = pairwise_judge(args, "mt_bench", "judge-check --probes")
+    results = run_probes(judge)
+    if args.output == "json":
+        data = [attrs.asdict(r, value_serializer=_listed) for r in results]
+        sys.stdout.write(json.dumps({"summary": {"probes": data}}, indent=2) + "\n")
+    else:
+        for r in results:
+            sys.stdout.write(
+                f"probe {r.probe} (judge {model}, mt_bench): {r.biased} of {r.n} verdicts show the bias, "
+                f"rate {rate_text(r.rate, r.ci)}; {r.failed} verdicts lost to failed judge calls\n"
+            )
+    failed = sum(r.failed for r in results)
+    total = failed + sum(r.n for r in results)
+    return 4 if _failed_too_often(failed, total, args.max_failure_rate, "probe verdicts got no answer") else 0
+
+
+def _listed(_: Any, __: Any, value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
+
+
 def run(args: argparse.Namespace, host: PluginHost) -> int:
+    if args.probes:
+        return _probe(args)
+    if args.labels is None:
+        raise UsageError("judge-check needs --labels FILE, or --probes")
     kind, labels = read_labels(args.labels)
     judged, template, model = _judged(args, labels)
     found = agreement(kind, [label["label"] for label in labels], judged, args.field, template, model)
     if args.output == "json":
-        data = attrs.asdict(found, value_serializer=lambda _, __, v: list(v) if isinstance(v, tuple) else v)
+        data = attrs.asdict(found, value_serializer=_listed)
         sys.stdout.write(json.dumps({"summary": {"judge_check": data}}, indent=2) + "\n")
     else:
         sys.stdout.write(line(found) + "\n")
     total = found.n + found.failed
-    if total and found.failed / total > args.max_failure_rate:
-        print(
-            f"context-bench: error: {found.failed} of {total} labelled rows got no judge score",
-            file=sys.stderr,
-        )
+    if _failed_too_often(found.failed, total, args.max_failure_rate, "labelled rows got no judge score"):
         return 4
     if args.min_agreement is not None and (found.kappa is None or found.kappa < args.min_agreement):
         kappa = "none" if found.kappa is None else f"{found.kappa:.3f}"

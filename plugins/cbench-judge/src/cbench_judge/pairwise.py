@@ -11,15 +11,16 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from . import loop
-from .base import verdict
-from .client import JudgeClient
 from .errors import JudgeConfigError, JudgeParseError
 from .verdicts import plain
+
+if TYPE_CHECKING:
+    from .client import JudgeClient
 
 #: The final verdict every pairwise template asks for: ``[[A]]``, ``[[B]]`` or ``[[C]]`` (a tie).
 _VERDICT = re.compile(r"\[\[\s*(A|B|C|tie)\s*\]\]", re.I)
@@ -125,10 +126,15 @@ class PairwiseJudge:
         values = {"question": question, "reference": reference or "", "answer_a": a, "answer_b": b}
         return self.text.format(**values)
 
-    async def _one(self, prompt: str) -> tuple[str | None, str | None]:
+    async def ask(
+        self, question: str, reference: str | None, a: str, b: str
+    ) -> tuple[str | None, str | None]:
+        """One order's verdict, ``A``, ``B`` or ``C``, or None and why the call failed."""
+        from .base import verdict  # the client, imported when a judge asks, not when the CLI is built
+
         scores = await verdict(
             self.client,
-            [{"role": "user", "content": prompt}],
+            [{"role": "user", "content": self._prompt(question, reference, a, b)}],
             lambda text: {"verdict": read_verdict(text)},
             {"verdict": None},
             False,
@@ -137,8 +143,8 @@ class PairwiseJudge:
 
     async def _judge(self, question: str, reference: str | None, system: str, baseline: str) -> PairVerdict:
         (first, failed_first), (second, failed_second) = await asyncio.gather(
-            self._one(self._prompt(question, reference, system, baseline)),
-            self._one(self._prompt(question, reference, baseline, system)),
+            self.ask(question, reference, system, baseline),
+            self.ask(question, reference, baseline, system),
         )
         failure = failed_first or failed_second
         if failure is not None:

@@ -20,11 +20,9 @@ from context_bench.gates import BoundGate
 from context_bench.plugins import PluginHost
 from context_bench.reports.numbers import interval, p_value
 
-from .base import as_text
 from .options import add_endpoint_options, add_failure_rate_option
-from .pairwise import TEMPLATES
+from .pairwise import TEMPLATES, PairwiseJudge
 from .pairwise_figures import PairwiseFigures
-from .rating import QUESTION_KEYS, reference_of
 
 #: The figures a ``--fail-under`` may bound.
 GATED = ("win_rate", "lc_win_rate")
@@ -64,6 +62,8 @@ def _template(given: str) -> str:
 
 
 def _answered(row: dict[str, Any]) -> str | None:
+    from .base import as_text
+
     response = row.get("response")
     if row.get("errors") or response is None or response == "":
         return None
@@ -73,6 +73,9 @@ def _answered(row: dict[str, Any]) -> str | None:
 def pairs_of(files: list[str], baseline: str) -> dict[tuple[str, str], dict[str, Any]]:
     """Per (system, data set): the pairs both answered, with the rows either left unanswered."""
     from context_bench.datasets import MalformedRow, read_file
+
+    from .base import as_text
+    from .rating import QUESTION_KEYS, reference_of
 
     answers: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)  # dataset -> id -> system -> row
     systems: dict[str, None] = {}
@@ -117,31 +120,36 @@ def pairs_of(files: list[str], baseline: str) -> dict[tuple[str, str], dict[str,
     return found
 
 
-def run(args: argparse.Namespace, host: PluginHost) -> int:
+def pairwise_judge(args: argparse.Namespace, template: str, command: str) -> tuple[PairwiseJudge, str]:
+    """The judge the ``--judge-*`` flags name, asking with ``template``, and its model."""
     from .config import JudgeConfig, client_for
     from .defaults import DEFAULT_MODEL
-    from .pairwise import PairwiseJudge
-    from .pairwise_figures import pairwise_figures
 
-    gates = [BoundGate.parse(given) for given in args.fail_under]
-    for gate in gates:
-        if gate.field not in GATED:
-            raise UsageError(f"--fail-under {gate.given}: a pairwise gate bounds {' or '.join(GATED)}")
     if args.judge_url is None:
-        raise UsageError("pairwise needs a judge: --judge-url URL")
-    template = _template(args.pairwise_template)
-    found = pairs_of(args.files, args.baseline)
+        raise UsageError(f"{command} needs a judge: --judge-url URL")
     config = JudgeConfig.from_mapping(
         {
             "url": args.judge_url,
             "model": args.judge_model or DEFAULT_MODEL,
             "api_key_env": args.judge_api_key_env,
             "concurrency": args.judge_concurrency,
-            "cache_dir": args.cache_dir,
+            "cache_dir": getattr(args, "cache_dir", None),
         },
         "--judge-url",
     )
-    judge = PairwiseJudge(client_for(config, "--judge-url"), template)
+    return PairwiseJudge(client_for(config, "--judge-url"), template), config.model
+
+
+def run(args: argparse.Namespace, host: PluginHost) -> int:
+    from .pairwise_figures import pairwise_figures
+
+    gates = [BoundGate.parse(given) for given in args.fail_under]
+    for gate in gates:
+        if gate.field not in GATED:
+            raise UsageError(f"--fail-under {gate.given}: a pairwise gate bounds {' or '.join(GATED)}")
+    template = _template(args.pairwise_template)
+    found = pairs_of(args.files, args.baseline)
+    judge, model = pairwise_judge(args, template, "pairwise")
     if judge.needs_reference() and any(p["reference"] is None for f in found.values() for p in f["pairs"]):
         raise UsageError(
             f"--pairwise-template {args.pairwise_template} needs a reference answer in every row"
@@ -158,7 +166,7 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
                 dataset=dataset,
                 unanswered=pairs["unanswered"],
                 template=judge.template,
-                judge_model=config.model,
+                judge_model=model,
             )
         )
     _write(render(figures, args.output), args.out)
