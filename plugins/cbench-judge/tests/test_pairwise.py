@@ -203,7 +203,7 @@ def test_failed_judge_calls_are_counted_and_fail_the_run(judge_server, tmp_path,
     assert code == 4
     assert (found["n"], found["failed"]) == (47, 1)
     assert found["wins"] + found["ties"] + found["losses"] == 47
-    assert "1 of 48 pairs got no verdict" in err
+    assert "1 of 48 pairs got no verdict" in err and "the first: call_error: HTTP 400" in err
 
 
 def test_unanswered_rows_are_counted_not_judged(judge_server, tmp_path, capsys) -> None:
@@ -239,10 +239,21 @@ def test_the_cache_makes_a_rerun_free(judge_server, tmp_path, capsys) -> None:
     server = judge_server(by_quality)
     files = [str(_rows(tmp_path / "r.jsonl", _PLANTED[:8]))]
     cache = ["--cache-dir", str(tmp_path / "cache")]
-    first = _pairwise(capsys, files, server.url, *cache)
-    asked = len(server.requests)
-    assert _pairwise(capsys, files, server.url, *cache)[1] == first[1]
-    assert (asked, len(server.requests)) == (16, 16)
+    argv = ["pairwise", *files, "--baseline", "short", "--judge-url", server.url, "--output", "json", *cache]
+    summaries = []
+    for _ in range(2):
+        assert main(argv) == 0
+        summaries.append(json.loads(capsys.readouterr().out)["summary"])
+    first, again = summaries
+    assert again["pairwise"] == first["pairwise"]
+    assert len(server.requests) == 16
+    # the judge_server fixture states 100 input and 10 output tokens a reply
+    assert (first["judge"]["calls"], first["judge"]["cached"], first["judge"]["input_tokens"]) == (
+        16,
+        0,
+        1600,
+    )
+    assert (again["judge"]["calls"], again["judge"]["cached"], again["judge"]["input_tokens"]) == (0, 16, 0)
 
 
 @pytest.mark.parametrize(
@@ -313,3 +324,25 @@ def test_building_the_commands_imports_no_client() -> None:
     )
     err = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stderr
     assert err.split() == ["False", "False"]
+
+
+def test_a_key_the_judge_echoes_never_reaches_the_output(judge_server, tmp_path, capsys, monkeypatch) -> None:
+    secret = "sk-pairwise-0123456789abcdefSECRET"
+    monkeypatch.setenv("MY_JUDGE_KEY", secret)
+    server = judge_server(lambda body: Reply(status=400, text=f"bad key {secret}"))
+    files = [str(_rows(tmp_path / "r.jsonl", _PLANTED[:2]))]
+    argv = [
+        "pairwise",
+        *files,
+        "--baseline",
+        "short",
+        "--judge-url",
+        server.url,
+        "--judge-api-key-env",
+        "MY_JUDGE_KEY",
+    ]
+    for output in ("table", "json"):
+        assert main([*argv, "--output", output]) == 4
+        out, err = capsys.readouterr()
+        assert "call_error: HTTP 400" in err and secret[:12] not in out + err
+    assert server.seen[0].headers["authorization"] == f"Bearer {secret}"

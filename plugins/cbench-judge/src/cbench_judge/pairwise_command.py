@@ -15,6 +15,8 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from context_bench.errors import UsageError
 from context_bench.gates import BoundGate
 from context_bench.plugins import PluginHost
@@ -154,6 +156,7 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         raise UsageError(
             f"--pairwise-template {args.pairwise_template} needs a reference answer in every row"
         )
+    before = attrs.asdict(judge.client.stats)  # a client is shared by every run of its judge in a process
     figures = []
     for (system, dataset), pairs in found.items():
         verdicts = judge.judge_all(pairs["pairs"])
@@ -169,14 +172,22 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
                 judge_model=model,
             )
         )
-    _write(render(figures, args.output), args.out)
+    used = {k: v - before[k] for k, v in attrs.asdict(judge.client.stats).items()}
+    _write(render(figures, args.output, used), args.out)
     return _status(figures, gates, args.max_failure_rate)
 
 
-def render(figures: list[PairwiseFigures], output: str) -> str:
+def render(figures: list[PairwiseFigures], output: str, used: dict[str, float]) -> str:
+    """The figures, and what the judge's calls did and cost in tokens (:class:`JudgeStats`' fields)."""
     if output == "json":
-        return json.dumps({"summary": {"pairwise": [f.to_dict() for f in figures]}}, indent=2) + "\n"
+        summary = {"pairwise": [f.to_dict() for f in figures], "judge": used}
+        return json.dumps({"summary": summary}, indent=2) + "\n"
     lines = [line(f) for f in figures]
+    lines.append(
+        f"judge calls: {used['calls']} asked ({used['attempts']} HTTP attempts), {used['cached']} cached, "
+        f"{used['call_errors']} failed, {used['parse_errors']} without a verdict; "
+        f"{used['input_tokens']:.0f} input and {used['output_tokens']:.0f} output tokens"
+    )
     if output == "markdown":
         return "## Pairwise\n\n" + "".join(f"- {text}\n" for text in lines)
     return "".join(f"{text}\n" for text in lines)
@@ -215,7 +226,8 @@ def _status(figures: list[PairwiseFigures], gates: list[BoundGate], max_failure_
     if total and failed / total > max_failure_rate:
         print(
             f"context-bench: error: {failed} of {total} pairs got no verdict from the judge "
-            f"(over --max-failure-rate {max_failure_rate:g})",
+            f"(over --max-failure-rate {max_failure_rate:g}); the first: "
+            f"{next(f.failure for f in figures if f.failure)}",
             file=sys.stderr,
         )
         return 4

@@ -43,6 +43,8 @@ class PairwiseFigures:
     unanswered: int = 0
     template: str = ""
     judge_model: str = ""
+    #: Why the first failed row got no verdict (the judge's error, keys removed by the client).
+    failure: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         found = attrs.asdict(self)
@@ -94,6 +96,7 @@ def pairwise_figures(
         n=n,
         p_value=p_value,
         failed=len(verdicts) - n,
+        failure=next((v.failure for v in verdicts if v.failure is not None), None),
         unanswered=unanswered,
         template=template,
         judge_model=judge_model,
