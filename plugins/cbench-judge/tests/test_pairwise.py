@@ -262,11 +262,14 @@ def test_the_cache_makes_a_rerun_free(judge_server, tmp_path, capsys) -> None:
         (["--baseline", "nobody"], "--baseline nobody: no row of"),
         (["--baseline", "short", "--fail-under", "f1=0.5"], "a pairwise gate bounds win_rate or lc_win_rate"),
         (["--baseline", "short", "--pairwise-template", "nope"], "--pairwise-template nope: neither"),
+        (["--baseline", "short"], "r.jsonl:1: short answers qa id q0 twice"),
     ],
 )
 def test_bad_input_is_one_line_and_status_2(judge_server, tmp_path, capsys, argv, said) -> None:
     server = judge_server(by_quality)
     files = [str(_rows(tmp_path / "r.jsonl", _PLANTED[:4]))]
+    if "twice" in said:
+        files.append(files[0])
     assert main(["pairwise", *files, "--judge-url", server.url, *argv]) == 2
     err = capsys.readouterr().err
     assert said in err and len(err.strip().splitlines()) == 1
@@ -346,3 +349,20 @@ def test_a_key_the_judge_echoes_never_reaches_the_output(judge_server, tmp_path,
         out, err = capsys.readouterr()
         assert "call_error: HTTP 400" in err and secret[:12] not in out + err
     assert server.seen[0].headers["authorization"] == f"Bearer {secret}"
+
+
+def test_a_template_of_ones_own_is_filled_and_asked(judge_server, tmp_path, capsys) -> None:
+    server = judge_server(lambda body: "[[B]]")
+    template = tmp_path / "mine.txt"
+    template.write_text("Q={question} | A={answer_a} | B={answer_b} | say [[A]], [[B]] or [[C]]")
+    files = [str(_rows(tmp_path / "r.jsonl", [("GOOD", "POOR", 0)]))]
+    code, (found,), _ = _pairwise(capsys, files, server.url, "--pairwise-template", str(template))
+    long, short = "GOOD " + "x" * 35, "POOR " + "x" * 35
+    sent = [last_user_message(body) for body in server.requests]
+    assert sorted(sent) == sorted(
+        [
+            f"Q=Q0? | A={long} | B={short} | say [[A]], [[B]] or [[C]]",
+            f"Q=Q0? | A={short} | B={long} | say [[A]], [[B]] or [[C]]",
+        ]
+    )
+    assert (code, found["template"], found["ties"], found["position_consistency"]) == (0, "custom", 1, 0.0)

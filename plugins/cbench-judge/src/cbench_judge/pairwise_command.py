@@ -91,7 +91,10 @@ def pairs_of(files: list[str], baseline: str) -> dict[tuple[str, str], dict[str,
             dataset = str(row.get("dataset") or Path(file).stem)
             system = str(row["system"])
             systems[system] = None
-            answers[dataset].setdefault(str(key), {})[system] = row
+            answered = answers[dataset].setdefault(str(key), {})
+            if system in answered:
+                raise UsageError(f"{file}:{number}: {system} answers {dataset} id {key} twice")
+            answered[system] = row
     if baseline not in systems:
         raise UsageError(f"--baseline {baseline}: no row of {', '.join(files)} names that system")
     others = [s for s in systems if s != baseline]
