@@ -119,8 +119,11 @@ FLAGS = {
 
 def test_the_flags_tested_here_are_every_bound():
     # --top-k is memory's (below); --max-output-bytes a --command's (test_command_system.py);
-    # --limit is runs' (test_store_cli.py), --port view's (plugins/cbench-view/tests)
-    assert set(FLAGS) | {"--top-k", "--max-output-bytes", "--limit", "--port"} == set(BOUNDS)
+    # --limit is runs' (test_store_cli.py), --port view's (plugins/cbench-view/tests),
+    # --min-agreement judge-check's (plugins/cbench-judge/tests/test_judge_check.py)
+    assert set(FLAGS) | {"--top-k", "--max-output-bytes", "--limit", "--port", "--min-agreement"} == set(
+        BOUNDS
+    )
 
 
 @pytest.mark.parametrize("value", HUGE)

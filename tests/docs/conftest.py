@@ -101,6 +101,20 @@ INPUT_FILES = {
         _jsonl([{**row, "dataset": "squad", "response": ANSWERS[row["question"]]} for row in QA]),
         "README's `score` example: rows that already hold a response",
     ),
+    "systems.jsonl": (
+        _jsonl(
+            [
+                {**row, "dataset": "squad", "system": system, "response": answer(row["question"])}
+                for system, answer in (("baseline", ANSWERS.get), ("compressed", lambda q: ANSWERS[q] + "."))
+                for row in QA
+            ]
+        ),
+        "judge.md's pairwise example: rows of two systems that `score` reads",
+    ),
+    "labels.jsonl": (
+        _jsonl([{"id": "qa-1", "label": "correct"}, {"id": "qa-2", "label": "incorrect"}]),
+        "judge.md's judge-check: a person's verdicts on responses.jsonl's two rows",
+    ),
     "before.json": (_report("before", ["Paris", "William Shakespeare"]), "reports.md's compare: a saved run"),
     "after.json": (_report("after", ["Paris", "Christopher Marlowe"]), "reports.md's compare: another"),
     "locomo10.json": (
@@ -120,6 +134,8 @@ def docs_reply(body: dict) -> str:
         return memory_verdict(body)
     if "TONE=formal|casual" in text:  # judge.md's custom template
         return "The reply keeps a formal register.\nTONE=formal"
+    if "[[C]] for a tie" in text:  # the pairwise templates: the same verdict in either order
+        return "Both answers give the same facts.\n[[C]]"
     if "GRADE: <grade>" in text:  # the built-in templates
         return "The response gives the reference answer.\nGRADE: C"
     if "RATING: <1-5>" in text:  # LLMJudge

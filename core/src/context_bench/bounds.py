@@ -91,6 +91,7 @@ BOUNDS: dict[str, Bound] = {
     "--limit": Bound(0, 1_000_000_000, "runs", whole=True),
     # the plugins' (each plugin reads its own through this table)
     "--judge-concurrency": Bound(1, 10_000, "requests in flight", whole=True),
+    "--min-agreement": Bound(-1, 1),
     "--math-timeout": Bound(0, DAY, "seconds", above=True),
     "--math-workers": Bound(1, 1_024, "processes", whole=True),
     "--ray-batch-size": Bound(1, 1_000_000, "rows", whole=True),

@@ -24,6 +24,34 @@ class _ReachableURL(argparse.Action):
 
 
 def add_options(group: Any) -> None:
+    add_endpoint_options(group)
+    group.add_argument(
+        "--judge-dataset",
+        action="append",
+        metavar="NAME",
+        help="judge only these data sets (repeatable; default: every data set whose rows a judge can judge)",
+    )
+    group.add_argument(
+        "--judge-template",
+        choices=sorted(BUILTIN),
+        help="grade with this template judge instead of the 1-5 LLMJudge rating",
+    )
+    group.add_argument(
+        "--judge-strict",
+        action="store_true",
+        default=None,
+        help="a failed judge call is a row error instead of a 0.0 score",
+    )
+    group.add_argument(
+        "--judge-no-cache",
+        action="store_true",
+        default=None,
+        help="do not cache judge responses in the run's cache directory",
+    )
+
+
+def add_endpoint_options(group: Any) -> None:
+    """The judge's endpoint, model, key and concurrency: the run flags' and ``pairwise``'s."""
     group.add_argument(
         "--judge-url",
         metavar="URL",
@@ -44,31 +72,19 @@ def add_options(group: Any) -> None:
         "(default: OPENAI_API_KEY when it is set, else no key); the judge's own, apart from the systems'",
     )
     group.add_argument(
-        "--judge-dataset",
-        action="append",
-        metavar="NAME",
-        help="judge only these data sets (repeatable; default: every data set whose rows a judge can judge)",
-    )
-    group.add_argument(
         "--judge-concurrency",
         type=flag_type("--judge-concurrency"),
         metavar="N",
         help=f"judge requests in flight per endpoint (default: {DEFAULT_CONCURRENCY})",
     )
-    group.add_argument(
-        "--judge-template",
-        choices=sorted(BUILTIN),
-        help="grade with this template judge instead of the 1-5 LLMJudge rating",
-    )
-    group.add_argument(
-        "--judge-strict",
-        action="store_true",
-        default=None,
-        help="a failed judge call is a row error instead of a 0.0 score",
-    )
-    group.add_argument(
-        "--judge-no-cache",
-        action="store_true",
-        default=None,
-        help="do not cache judge responses in the run's cache directory",
+
+
+def add_failure_rate_option(parser: Any, counted: str) -> None:
+    """``--max-failure-rate`` of the judge's own commands: any failure fails unless it allows some."""
+    parser.add_argument(
+        "--max-failure-rate",
+        type=flag_type("--max-failure-rate"),
+        default=0.0,
+        metavar="R",
+        help=f"exit 4 when more than this share of {counted} (default 0: any)",
     )

@@ -1,5 +1,5 @@
-"""Entry point of the cbench-judge plugin: registers its evaluators, options, auto-wire rules and
-the judged data sets (alpaca-eval, mt-bench).
+"""Entry point of the cbench-judge plugin: registers its evaluators, options, auto-wire rules, the
+judged data sets (alpaca-eval, mt-bench) and the ``pairwise`` and ``judge-check`` commands.
 
 Everything is named by lazy references, so listing evaluators or data sets imports neither httpx,
 the judges, the loaders nor ``datasets``.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from context_bench import AutowireRule, DatasetSpec, EvaluatorSpec, hookimpl
+from context_bench import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, hookimpl
 
 from .settings import JudgeSettings
 from .sources import ALPACA_EVAL, MT_BENCH
@@ -125,6 +125,28 @@ _DATASETS = [
         source=MT_BENCH,
     ),
 ]
+
+
+_COMMANDS = [
+    CommandSpec(
+        "pairwise",
+        "judge every system of a file of several systems against a baseline, answers in both orders",
+        configure="cbench_judge.pairwise_command:configure",
+        run="cbench_judge.pairwise_command:run",
+    ),
+    CommandSpec(
+        "judge-check",
+        "how far a judge agrees with people: Cohen's kappa, accuracy and rates against a labels file",
+        configure="cbench_judge.judge_check:configure",
+        run="cbench_judge.judge_check:run",
+    ),
+]
+
+
+@hookimpl
+def cbench_register_commands(register):
+    for spec in _COMMANDS:
+        register(spec)
 
 
 @hookimpl

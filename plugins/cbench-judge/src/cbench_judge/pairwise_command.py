@@ -1,0 +1,251 @@
+"""``context-bench pairwise``: every system of a file of several systems against a baseline, by a judge
+that is asked which answer is better in both orders.
+
+The rows are what ``score`` reads (a ``system``, a data set and an ``id`` per row, the system's
+``response``) or a run's ``--output jsonl`` report; a row a system did not answer (an error, no
+response) is counted as unanswered, never judged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from context_bench.errors import UsageError
+from context_bench.gates import BoundGate
+from context_bench.plugins import PluginHost
+from context_bench.reports.numbers import interval, p_value
+
+from .options import add_endpoint_options, add_failure_rate_option
+from .pairwise import TEMPLATES, PairwiseJudge
+from .pairwise_figures import PairwiseFigures
+
+#: The figures a ``--fail-under`` may bound.
+GATED = ("win_rate", "lc_win_rate")
+
+
+def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
+    parser.add_argument("files", nargs="+", metavar="FILE", help="rows of several systems (JSONL, JSON, CSV)")
+    parser.add_argument("--baseline", required=True, metavar="SYSTEM", help="the system the others face")
+    add_endpoint_options(parser)
+    parser.add_argument(
+        "--pairwise-template",
+        default="mt_bench",
+        metavar="NAME|FILE",
+        help=f"the judge's prompt: {', '.join(TEMPLATES)} (default mt_bench), or a file holding one "
+        "with {question}, {answer_a}, {answer_b} (and {reference})",
+    )
+    parser.add_argument("--cache-dir", metavar="DIR", help="cache the judge's answers here (a rerun resumes)")
+    parser.add_argument("--output", choices=("table", "markdown", "json"), default="table")
+    parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
+    parser.add_argument(
+        "--fail-under",
+        action="append",
+        default=[],
+        metavar="[[SYSTEM/]DATASET:]FIELD=VALUE",
+        help=f"exit 3 when a figure ({', '.join(GATED)}) is below VALUE (repeatable)",
+    )
+    add_failure_rate_option(parser, "the pairs got no verdict")
+
+
+def _template(given: str) -> str:
+    if given in TEMPLATES:
+        return given
+    path = Path(given)
+    if not path.is_file():
+        raise UsageError(f"--pairwise-template {given}: neither {', '.join(TEMPLATES)} nor a file")
+    return path.read_text(encoding="utf-8")
+
+
+def _answered(row: dict[str, Any]) -> str | None:
+    from .base import as_text
+
+    response = row.get("response")
+    if row.get("errors") or response is None or response == "":
+        return None
+    return as_text(response)
+
+
+def pairs_of(files: list[str], baseline: str) -> dict[tuple[str, str], dict[str, Any]]:
+    """Per (system, data set): the pairs both answered, with the rows either left unanswered."""
+    from context_bench.datasets import MalformedRow, read_file
+
+    from .base import as_text
+    from .rating import QUESTION_KEYS, reference_of
+
+    answers: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)  # dataset -> id -> system -> row
+    systems: dict[str, None] = {}
+    for file in files:
+        for number, row in enumerate(read_file(file), 1):
+            if isinstance(row, MalformedRow):
+                raise UsageError(f"{row.location}: {row.message}")
+            key = row.get("id", row.get("example_id"))
+            if key is None or "system" not in row:
+                raise UsageError(f"{file}:{number}: a pairwise row needs 'system' and 'id'")
+            dataset = str(row.get("dataset") or Path(file).stem)
+            system = str(row["system"])
+            systems[system] = None
+            answered = answers[dataset].setdefault(str(key), {})
+            if system in answered:
+                raise UsageError(f"{file}:{number}: {system} answers {dataset} id {key} twice")
+            answered[system] = row
+    if baseline not in systems:
+        raise UsageError(f"--baseline {baseline}: no row of {', '.join(files)} names that system")
+    others = [s for s in systems if s != baseline]
+    if not others:
+        raise UsageError(f"only {baseline} answered in {', '.join(files)}: nothing to compare")
+    found: dict[tuple[str, str], dict[str, Any]] = {}
+    for dataset, by_id in answers.items():
+        for system in others:
+            pairs, unanswered = [], 0
+            for rows in by_id.values():
+                if system not in rows or baseline not in rows:
+                    continue
+                ours, theirs = _answered(rows[system]), _answered(rows[baseline])
+                if ours is None or theirs is None:
+                    unanswered += 1
+                    continue
+                original = rows[baseline]
+                question = next((original[k] for k in QUESTION_KEYS if original.get(k) not in (None, "")), "")
+                pairs.append(
+                    {
+                        "question": as_text(question),
+                        "reference": reference_of(original),
+                        "system": ours,
+                        "baseline": theirs,
+                    }
+                )
+            found[(system, dataset)] = {"pairs": pairs, "unanswered": unanswered}
+    return found
+
+
+def pairwise_judge(args: argparse.Namespace, template: str, command: str) -> tuple[PairwiseJudge, str]:
+    """The judge the ``--judge-*`` flags name, asking with ``template``, and its model."""
+    from .config import JudgeConfig, client_for
+    from .defaults import DEFAULT_MODEL
+
+    if args.judge_url is None:
+        raise UsageError(f"{command} needs a judge: --judge-url URL")
+    config = JudgeConfig.from_mapping(
+        {
+            "url": args.judge_url,
+            "model": args.judge_model or DEFAULT_MODEL,
+            "api_key_env": args.judge_api_key_env,
+            "concurrency": args.judge_concurrency,
+            "cache_dir": getattr(args, "cache_dir", None),
+        },
+        "--judge-url",
+    )
+    return PairwiseJudge(client_for(config, "--judge-url"), template), config.model
+
+
+def run(args: argparse.Namespace, host: PluginHost) -> int:
+    from .pairwise_figures import pairwise_figures
+
+    gates = [BoundGate.parse(given) for given in args.fail_under]
+    for gate in gates:
+        if gate.field not in GATED:
+            raise UsageError(f"--fail-under {gate.given}: a pairwise gate bounds {' or '.join(GATED)}")
+    template = _template(args.pairwise_template)
+    found = pairs_of(args.files, args.baseline)
+    judge, model = pairwise_judge(args, template, "pairwise")
+    if judge.needs_reference() and any(p["reference"] is None for f in found.values() for p in f["pairs"]):
+        raise UsageError(
+            f"--pairwise-template {args.pairwise_template} needs a reference answer in every row"
+        )
+    before = attrs.asdict(judge.client.stats)  # a client is shared by every run of its judge in a process
+    figures = []
+    for (system, dataset), pairs in found.items():
+        verdicts = judge.judge_all(pairs["pairs"])
+        figures.append(
+            pairwise_figures(
+                verdicts,
+                [len(p["system"]) - len(p["baseline"]) for p in pairs["pairs"]],
+                system=system,
+                baseline=args.baseline,
+                dataset=dataset,
+                unanswered=pairs["unanswered"],
+                template=judge.template,
+                judge_model=model,
+            )
+        )
+    used = {k: v - before[k] for k, v in attrs.asdict(judge.client.stats).items()}
+    _write(render(figures, args.output, used), args.out)
+    return _status(figures, gates, args.max_failure_rate)
+
+
+def render(figures: list[PairwiseFigures], output: str, used: dict[str, float]) -> str:
+    """The figures, and what the judge's calls did and cost in tokens (:class:`JudgeStats`' fields)."""
+    if output == "json":
+        summary = {"pairwise": [f.to_dict() for f in figures], "judge": used}
+        return json.dumps({"summary": summary}, indent=2) + "\n"
+    lines = [line(f) for f in figures]
+    lines.append(
+        f"judge calls: {used['calls']} asked ({used['attempts']} HTTP attempts), {used['cached']} cached, "
+        f"{used['call_errors']} failed, {used['parse_errors']} without a verdict; "
+        f"{used['input_tokens']:.0f} input and {used['output_tokens']:.0f} output tokens"
+    )
+    if output == "markdown":
+        return "## Pairwise\n\n" + "".join(f"- {text}\n" for text in lines)
+    return "".join(f"{text}\n" for text in lines)
+
+
+def rate_text(value: float | None, ci: Any) -> str:
+    """A rate and its interval, "0.62 [0.48, 0.75]"; "-" when there is none."""
+    return "-" if value is None else f"{value:.2f} {interval(ci)}"
+
+
+def line(f: PairwiseFigures) -> str:
+    """One (system, data set)'s figures as every text report says them."""
+    return (
+        f"pairwise: {f.system} vs {f.baseline} on {f.dataset}: {f.wins} wins, {f.ties} ties, "
+        f"{f.losses} losses of {f.n} judged; win rate {rate_text(f.win_rate, f.ci)} "
+        f"(sign test p {p_value(f.p_value, 0.05)}); length-controlled {rate_text(f.lc_win_rate, f.lc_ci)}; "
+        f"position consistency {'-' if f.position_consistency is None else f'{f.position_consistency:.2f}'}; "
+        f"{f.failed} failed judge calls, {f.unanswered} unanswered (judge {f.judge_model}, {f.template})"
+    )
+
+
+def _write(report: str, out: str | None) -> None:
+    if out is None:
+        sys.stdout.write(report)
+        return
+    from context_bench.files import atomic_write_text
+
+    atomic_write_text(out, report)
+    print(f"context-bench: wrote the pairwise report to {out}", file=sys.stderr)
+
+
+def _status(figures: list[PairwiseFigures], gates: list[BoundGate], max_failure_rate: float) -> int:
+    """4 when too many pairs got no verdict, 3 when a gate fails, else 0; each said in one line."""
+    failed = sum(f.failed for f in figures)
+    total = failed + sum(f.n for f in figures)
+    if total and failed / total > max_failure_rate:
+        print(
+            f"context-bench: error: {failed} of {total} pairs got no verdict from the judge "
+            f"(over --max-failure-rate {max_failure_rate:g}); the first: "
+            f"{next(f.failure for f in figures if f.failure)}",
+            file=sys.stderr,
+        )
+        return 4
+    status = 0
+    for gate in gates:
+        for f in figures:
+            if gate.scope not in (None, f.dataset, f"{f.system}/{f.dataset}"):
+                continue
+            value = getattr(f, gate.field)
+            if value is None or value < gate.bound:
+                shown = "none" if value is None else f"{value:.3f}"
+                print(
+                    f"context-bench: error: {f.system} on {f.dataset}: {gate.field} {shown} "
+                    f"is under {gate.bound:g} (--fail-under {gate.given})",
+                    file=sys.stderr,
+                )
+                status = 3
+    return status
