@@ -6,8 +6,10 @@ import math
 
 import pytest
 
-from context_bench import EvalRow, evaluate
+from context_bench import Analysis, EvalRow, evaluate
+from context_bench.direction import Directions
 from context_bench.metrics import CostOfPass, Latency, MeanScore, PassRate, percentile
+from context_bench.summary import Summarizer
 from context_bench.testing import isolated_host
 
 
@@ -36,6 +38,24 @@ def test_mean_score_counts_only_rows_that_produced_the_field():
 
 def test_pass_rate_counts_rows_without_the_field_as_failures():
     assert PassRate("f1", 0.5).compute([row(1.0), row(0.4), row()]) == {"rate": 1 / 3, "passed": 1.0}
+
+
+@pytest.mark.parametrize(("field", "lower"), [("f1", False), ("profanity", True)])
+def test_the_row_metrics_pass_at_the_reports_threshold_in_the_fields_direction(field, lower):
+    """Values 0.69, 0.7 and 0.71, $1 each, at the default threshold 0.7: f1 passes at least it
+    (0.7, 0.71), profanity, lower is better, at most it (0.69, 0.7): 2 of 3 pass, $1.50 a pass,
+    in the metrics and in the report's pass figures alike."""
+    assert PassRate(field).threshold == CostOfPass().threshold == Analysis().threshold == 0.7
+    rows = [
+        EvalRow("s", "d", f"r{i}", scores={field: value}, cost=1.0)
+        for i, value in enumerate((0.69, 0.7, 0.71))
+    ]
+    summarize = Summarizer(directions=Directions({"profanity": 1.0}), analysis=Analysis(score_field=field))
+    passing = summarize(rows).groups[0].passing
+    assert PassRate(field, lower_is_better=lower).compute(rows) == {"rate": 2 / 3, "passed": 2.0}
+    assert passing.pass_rate == 2 / 3
+    assert CostOfPass(field, lower_is_better=lower).compute(rows)["cost_of_pass"] == 1.5
+    assert passing.cost_of_pass == 1.5
 
 
 def test_latency_figures():

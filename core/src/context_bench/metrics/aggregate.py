@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import attrs
 
+from ..defaults import DEFAULT_THRESHOLD
 from ..direction import HIGHER, LOWER
 
 if TYPE_CHECKING:
@@ -61,10 +62,11 @@ class MeanScore:
 @attrs.frozen
 class PassRate:
     """Share of rows whose field reaches ``threshold`` (at most it where ``lower_is_better``); rows
-    without the field count as failures."""
+    without the field count as failures.  The threshold defaults to the run's (``--threshold``,
+    ``Analysis.threshold``), so this metric and the report's pass rate agree unless told apart."""
 
     score_field: str
-    threshold: float = 1.0
+    threshold: float = DEFAULT_THRESHOLD
     lower_is_better: bool = False
 
     @property
@@ -103,11 +105,12 @@ class CostOfPass:
     ``lower_is_better``).
 
     A row's cost is its ``cost`` when the system reported one, else its tokens priced per million
-    (``input_price``, ``output_price``).  No passing row gives ``inf``.
+    (``input_price``, ``output_price``).  No passing row gives ``inf``.  The threshold defaults to
+    the run's, as :class:`PassRate`'s does.
     """
 
     score_field: str = "f1"
-    threshold: float = 1.0
+    threshold: float = DEFAULT_THRESHOLD
     input_price: float = 0.0
     output_price: float = 0.0
     name: str = "cost_of_pass"
