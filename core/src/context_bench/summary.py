@@ -17,7 +17,7 @@ from .columns import NAN, Columns
 from .comparisons import baseline_of
 from .direction import Directions, named
 from .figures import JudgeTally, RunFigures, run_figures
-from .metrics import Latency, percentile
+from .metrics import Latency
 from .records import (
     BreakdownPart,
     ErrorCounts,
@@ -45,6 +45,8 @@ MESSAGE_KINDS = 1000
 WARNING_MESSAGE = 120
 #: The error type of a row the summary adds for a row the baseline has and a system lacks.
 MISSING_ROW = "MissingRow"
+#: Every summary's ``metrics["latency"]``: the group's latency figures, as the metric shows them.
+LATENCY = Latency()
 
 
 @attrs.define
@@ -441,7 +443,8 @@ class Summarizer:
         self.directions = directions or Directions()
         #: The primary score, threshold, baseline and prices the figures read.
         self.analysis = analysis or Analysis()
-        self.metrics = [Latency(), *metrics]
+        #: The run's own metrics, computed from its rows (latency is a figure of every summary).
+        self.metrics = list(metrics)
         self.breakdown = tuple(breakdown)
         self.failure_rate = failure_rate
         self.notices = list(notices)
@@ -464,7 +467,7 @@ class Summarizer:
         self._errors = _ErrorTally()
         self._kinds: dict[str, Counter[str]] = {}
         self._fields_of: dict[tuple[str, str], tuple[str, ...]] | None = None
-        self._keep_rows = any(type(m) is not Latency for m in self.metrics)
+        self._keep_rows = bool(self.metrics)
 
     def __copy__(self) -> Summarizer:
         # a copy summarizes other rows (``filter``, ``merge``): its own state, the same settings
@@ -550,7 +553,7 @@ class Summarizer:
             + figures.notes
             + _unpriced(figures),
             exclude_errors=self.exclude_errors,
-            units={m.name: m.unit for m in self.metrics if getattr(m, "unit", None)},
+            units={m.name: m.unit for m in (LATENCY, *self.metrics) if getattr(m, "unit", None)},
             comparisons=figures.comparisons,
             primary={"field": self.analysis.score_field, "threshold": self.analysis.threshold},
             baseline=figures.baseline,
@@ -652,7 +655,10 @@ class Summarizer:
             rows=tally.rows,
             errors=tally.errors,
             scores=self._checked(tally.means(self.exclude_errors), f"{system} on {dataset}", overflow),
-            metrics={m.name: _finite(self._metric(m, group)) for m in self.metrics},
+            metrics={
+                LATENCY.name: LATENCY.shown(found.latency),
+                **{m.name: _finite(m.compute(group.rows or [])) for m in self.metrics},
+            },
             failures=dict(group.failures),
             failed=_failed(group),
             breakdown={key: self._breakdown(group, key, fields) for key in self.breakdown},
@@ -667,20 +673,6 @@ class Summarizer:
             judge=found.judge,
             frontier=figures.frontier[(system, dataset)],
         )
-
-    @staticmethod
-    def _metric(metric: Any, group: _Group) -> dict[str, float]:
-        """A metric's figures; the latency's from the group's column, any other's from its rows."""
-        if type(metric) is Latency:
-            values = [v for v in group.columns.latency if v == v]
-            if not values:
-                return {}
-            return {
-                "mean": sum(values) / len(values),
-                "p50": percentile(values, 50),
-                "p95": percentile(values, 95),
-            }
-        return metric.compute(group.rows or [])
 
     @staticmethod
     def _checked(means: dict[str, float | None], where: str, overflow: list[str]) -> dict[str, float | None]:
