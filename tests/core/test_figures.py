@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import attrs
 import pytest
 
 from context_bench import UsageError
@@ -337,6 +338,48 @@ def test_a_run_prices_each_system_by_its_model(capsys, tmp_path):
         1.0,
         None,
     )
+
+
+def test_a_run_priced_by_model_is_summarized_once(capsys, tmp_path, monkeypatch):
+    """The run's prices by model are known before it runs, so its summary is made once, and emit
+    does not make it again (planted: the run given no models, emit summarizes a second time)."""
+    from context_bench.testing import FakeServer
+
+    finished = []
+    finish = Summarizer.finish
+    monkeypatch.setattr(Summarizer, "finish", lambda self: finished.append(self) or finish(self))
+    data = tmp_path / "qa.jsonl"
+    data.write_text(json.dumps({"id": "q0", "question": "Capital?", "answer": "Paris"}) + "\n")
+    with FakeServer(lambda body: "Paris") as server:
+        code, out, err = run_cli(
+            capsys, "run", "--proxy", server.url, "--model", "m", "--dataset", str(data), "--no-progress",
+            "--output", "csv", "--price", "m=1000,2000",
+        )  # fmt: skip
+    assert code == 0, err
+    assert len(finished) == 1
+    assert list(finished[0].analysis.models.values()) == ["m"]
+
+
+def test_emit_summarizes_again_only_for_what_the_run_lacked(capsys, monkeypatch):
+    """A plugin's command that gave evaluate no models: emit prices its system by the model its
+    metadata names, with one summary more; a result summarized with that model already is not
+    summarized again.  Either way the report is priced: 100 and 10 tokens at $1 and $2 a million."""
+    from context_bench.cli import RunOptions, emit
+    from context_bench.config import Output, RunConfig
+
+    rows = [row("a", "1", 1.0)]
+    analysis = Analysis(prices=Prices({"m": Price(1.0, 2.0)}))
+    options = RunOptions(RunConfig(analysis=analysis, output=Output(format="json")))
+    made = [Summarizer(analysis=attrs.evolve(analysis, models=models)) for models in ({}, {"a": "m"})]
+    results = [EvalResult(rows, s(rows), s, {"systems": [{"name": "a", "model": "m"}]}) for s in made]
+    finished = []
+    finish = Summarizer.finish
+    monkeypatch.setattr(Summarizer, "finish", lambda self: finished.append(self) or finish(self))
+    for result in results:
+        assert emit(result, options) == 0
+        cost = json.loads(capsys.readouterr().out)["summary"]["groups"][0]["cost"]
+        assert cost == {"dollars": pytest.approx(120 / 1e6), "priced": True, "source": "priced"}
+    assert len(finished) == 1 and finished[0].analysis.models == {"a": "m"}
 
 
 def test_a_set_without_the_primary_score_is_figured_on_its_own_first_score():

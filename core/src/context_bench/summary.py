@@ -469,11 +469,14 @@ class Summarizer:
         self._fields_of: dict[tuple[str, str], tuple[str, ...]] | None = None
         self._keep_rows = bool(self.metrics)
 
-    def __copy__(self) -> Summarizer:
-        # a copy summarizes other rows (``filter``, ``merge``): its own state, the same settings
+    def again(self, *, analysis: Analysis | None = None, exclude_errors: bool | None = None) -> Summarizer:
+        """A summarizer of other rows (``EvalResult.filter``, ``merge``, ``analyzed``): nothing
+        counted yet, this one's settings but ``analysis`` and ``exclude_errors`` where given."""
         clone = Summarizer.__new__(Summarizer)
         clone.__dict__.update(self.__dict__)
         clone.notices = list(self.notices)
+        clone.analysis = self.analysis if analysis is None else analysis
+        clone.exclude_errors = self.exclude_errors if exclude_errors is None else exclude_errors
         clone.reset()
         return clone
 

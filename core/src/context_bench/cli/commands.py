@@ -179,7 +179,6 @@ def _run_recorded(
     from ..reports.sections import printable
     from ..reports.table import fitted
     from ..runner import RowSystems, SecondPass, evaluate
-    from .run_options import with_models
 
     config = options.config
     named = inputs.names(RowSystems.default)
@@ -215,7 +214,7 @@ def _run_recorded(
 
     if systems is not None:  # priced by model: known before the run
         config = attrs.evolve(
-            config, analysis=with_models(config.analysis, run_metadata(systems=systems)["systems"])
+            config, analysis=config.analysis.with_models(run_metadata(systems=systems)["systems"])
         )
 
     # -n was kept as the rows were read (per data set, across files): the run takes them all
