@@ -154,12 +154,13 @@ def tokens_of(columns: Columns) -> Tokens:
 
 def passing_of(columns: Columns, cost: Cost, analysis: Analysis, directions: Directions) -> Passing:
     """The share of rows whose primary score passes the threshold in its direction (at least it,
-    or at most it where lower is better), and the dollars per passing row."""
+    or at most it where lower is better; an errored row never does), and the dollars per passing
+    row."""
     threshold = analysis.threshold
     field = analysis.field_of(columns.scores)
     if field is None or not len(columns):
         return Passing(analysis.score_field or DEFAULT_SCORE_FIELD, threshold)
-    passed = sum(directions.of(field).passing(columns.scores[field], threshold))
+    passed = sum(columns.passing(field, directions.of(field), threshold))
     cost_of_pass = cost.dollars / passed if cost.dollars is not None and passed else None
     return Passing(field, threshold, passed / len(columns), cost_of_pass)
 

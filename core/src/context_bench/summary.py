@@ -223,9 +223,11 @@ class _Group:
             weights = self.weights.get(field) if self.weights is not None else None
             if weights is None and average and self.weights is not None:
                 weights = self.weights[field] = array("d", [1.0]) * count
+            counted = self.columns.failed.setdefault(field, array("q"))
             for position in self.errored:
                 if math.isnan(column[position]):
                     column[position] = failed
+                    counted.append(position)
                     if weights is not None:
                         weights[position] = average.get(field, 1.0)
 
