@@ -342,7 +342,8 @@ def test_a_run_prices_each_system_by_its_model(capsys, tmp_path):
 
 def test_a_run_priced_by_model_is_summarized_once(capsys, tmp_path, monkeypatch):
     """The run's prices by model are known before it runs, so its summary is made once, and emit
-    does not make it again (planted: the run given no models, emit summarizes a second time)."""
+    does not make it again (planted: evaluate giving the run no models, emit summarizes a second
+    time)."""
     from context_bench.testing import FakeServer
 
     finished = []
@@ -358,6 +359,35 @@ def test_a_run_priced_by_model_is_summarized_once(capsys, tmp_path, monkeypatch)
     assert code == 0, err
     assert len(finished) == 1
     assert list(finished[0].analysis.models.values()) == ["m"]
+
+
+def test_a_plugin_commands_run_is_priced_by_its_systems_model_and_summarized_once(capsys, monkeypatch):
+    """The path hookspecs.py documents for a plugin's command, evaluate(systems, rows,
+    options.config) then emit(result, options): evaluate prices each system by its model (10 and 2
+    tokens a reply at $1000 and $2000 a million: $0.014), and emit does not summarize again."""
+    from context_bench import evaluate
+    from context_bench.cli import RunOptions, emit
+    from context_bench.config import Output, RunConfig
+    from context_bench.metadata import run_metadata
+    from context_bench.systems import OpenAIProxy
+    from context_bench.testing import FakeServer, isolated_host
+
+    finished = []
+    finish = Summarizer.finish
+    monkeypatch.setattr(Summarizer, "finish", lambda self: finished.append(self) or finish(self))
+    prices = Prices({"m": Price(1000.0, 2000.0)})
+    options = RunOptions(
+        RunConfig(analysis=Analysis(prices=prices), output=Output(progress=False, format="json"))
+    )
+    with FakeServer(lambda body: "Paris") as server:
+        systems = [OpenAIProxy(server.url, "m")]
+        rows = [{"id": "q0", "question": "Capital?", "answer": "Paris"}]
+        result = evaluate(systems, rows, options.config, host=isolated_host())
+    result.metadata = run_metadata(systems=systems)
+    assert emit(result, options) == 0
+    cost = json.loads(capsys.readouterr().out)["summary"]["groups"][0]["cost"]
+    assert cost == {"dollars": pytest.approx(0.014), "priced": True, "source": "priced"}
+    assert len(finished) == 1
 
 
 def test_emit_summarizes_again_only_for_what_the_run_lacked(capsys, monkeypatch):

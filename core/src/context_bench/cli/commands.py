@@ -212,11 +212,6 @@ def _run_recorded(
         raise UsageError(f"no evaluator scores any row of this run: {'; '.join(broken)}")
     run_systems: Any = systems if systems is not None else RowSystems()
 
-    if systems is not None:  # priced by model: known before the run
-        config = attrs.evolve(
-            config, analysis=config.analysis.with_models(run_metadata(systems=systems)["systems"])
-        )
-
     # -n was kept as the rows were read (per data set, across files): the run takes them all
     config = attrs.evolve(config, scope=attrs.evolve(config.scope, max_examples=None))
 
