@@ -277,6 +277,12 @@ VERDICTS = (
                 "total / passed if passed else math.inf",
                 "total / passed if passed else 0.0",
             ),
+            Mutation(
+                "failed-row-passes",
+                CORE + "columns.py",
+                "            passed[position] = False",
+                "            pass",
+            ),
         ),
     ),
     Area(
@@ -391,8 +397,8 @@ VERDICTS = (
             Mutation(
                 "lost-above-threshold",
                 CORE + "comparisons.py",
-                "direction.passing(before, analysis.threshold),",
-                "[direction.gain(value - analysis.threshold) > 0 for value in before],",
+                "base_passed = base.passing(field, direction, analysis.threshold)",
+                "base_passed = [direction.gain(v - analysis.threshold) > 0 for v in base.scores[field]]",
             ),
             Mutation(
                 "gained-ignores-base",

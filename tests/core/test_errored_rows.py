@@ -357,3 +357,29 @@ def test_the_summarizer_counts_a_failure_value_without_touching_the_scored_mean(
     group = Summarizer(directions=Directions({"false_memory": 1.0}))(rows).groups[0]
     assert group.scores == {"false_memory": 0.5, "f1": 0.5}
     assert group.scores_scored_only == {"false_memory": 0.0, "f1": 1.0}
+
+
+@pytest.mark.parametrize(("field", "threshold"), [("f1", 0.0), ("profanity", 1.0)])
+def test_a_failed_row_never_passes_even_at_a_threshold_its_failure_value_reaches(field, threshold):
+    """The failure value a mean counts for an errored row (0, or 1 where lower is better) reaches
+    a threshold of 0 (at least it), or 1 (at most it) where lower is better; the row still fails,
+    as it fails PassRate, and the baseline's pass there is lost: base passes both rows, new
+    scores 0.5 on one and errors on the other, so new passes 1 of 2 and loses q1."""
+    from context_bench.analysis import Analysis
+    from context_bench.metrics import PassRate
+
+    down = [RowError("system", "new", "ConnectionError", "down")]
+    rows = [
+        EvalRow("base", "qa", "q0", scores={field: 0.5}),
+        EvalRow("base", "qa", "q1", scores={field: 0.5}),
+        EvalRow("new", "qa", "q0", scores={field: 0.5}),
+        EvalRow("new", "qa", "q1", errors=down),
+    ]
+    analysis = Analysis(score_field=field, threshold=threshold)
+    summary = Summarizer(directions=Directions({"profanity": 1.0}), analysis=analysis)(rows)
+    base, new = summary.groups
+    assert (base.passing.pass_rate, new.passing.pass_rate) == (1.0, 0.5)
+    lower = field == "profanity"
+    assert PassRate(field, threshold, lower_is_better=lower).compute(rows[2:])["rate"] == 0.5
+    (compared,) = [c for c in summary.comparisons if c.field == field]
+    assert (compared.lost, compared.gained) == (["q1"], [])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import attrs
 import pytest
 
 from context_bench import UsageError
@@ -337,6 +338,78 @@ def test_a_run_prices_each_system_by_its_model(capsys, tmp_path):
         1.0,
         None,
     )
+
+
+def test_a_run_priced_by_model_is_summarized_once(capsys, tmp_path, monkeypatch):
+    """The run's prices by model are known before it runs, so its summary is made once, and emit
+    does not make it again (planted: evaluate giving the run no models, emit summarizes a second
+    time)."""
+    from context_bench.testing import FakeServer
+
+    finished = []
+    finish = Summarizer.finish
+    monkeypatch.setattr(Summarizer, "finish", lambda self: finished.append(self) or finish(self))
+    data = tmp_path / "qa.jsonl"
+    data.write_text(json.dumps({"id": "q0", "question": "Capital?", "answer": "Paris"}) + "\n")
+    with FakeServer(lambda body: "Paris") as server:
+        code, out, err = run_cli(
+            capsys, "run", "--proxy", server.url, "--model", "m", "--dataset", str(data), "--no-progress",
+            "--output", "csv", "--price", "m=1000,2000",
+        )  # fmt: skip
+    assert code == 0, err
+    assert len(finished) == 1
+    assert list(finished[0].analysis.models.values()) == ["m"]
+
+
+def test_a_plugin_commands_run_is_priced_by_its_systems_model_and_summarized_once(capsys, monkeypatch):
+    """The path hookspecs.py documents for a plugin's command, evaluate(systems, rows,
+    options.config) then emit(result, options): evaluate prices each system by its model (10 and 2
+    tokens a reply at $1000 and $2000 a million: $0.014), and emit does not summarize again."""
+    from context_bench import evaluate
+    from context_bench.cli import RunOptions, emit
+    from context_bench.config import Output, RunConfig
+    from context_bench.metadata import run_metadata
+    from context_bench.systems import OpenAIProxy
+    from context_bench.testing import FakeServer, isolated_host
+
+    finished = []
+    finish = Summarizer.finish
+    monkeypatch.setattr(Summarizer, "finish", lambda self: finished.append(self) or finish(self))
+    prices = Prices({"m": Price(1000.0, 2000.0)})
+    options = RunOptions(
+        RunConfig(analysis=Analysis(prices=prices), output=Output(progress=False, format="json"))
+    )
+    with FakeServer(lambda body: "Paris") as server:
+        systems = [OpenAIProxy(server.url, "m")]
+        rows = [{"id": "q0", "question": "Capital?", "answer": "Paris"}]
+        result = evaluate(systems, rows, options.config, host=isolated_host())
+    result.metadata = run_metadata(systems=systems)
+    assert emit(result, options) == 0
+    cost = json.loads(capsys.readouterr().out)["summary"]["groups"][0]["cost"]
+    assert cost == {"dollars": pytest.approx(0.014), "priced": True, "source": "priced"}
+    assert len(finished) == 1
+
+
+def test_emit_summarizes_again_only_for_what_the_run_lacked(capsys, monkeypatch):
+    """A plugin's command that gave evaluate no models: emit prices its system by the model its
+    metadata names, with one summary more; a result summarized with that model already is not
+    summarized again.  Either way the report is priced: 100 and 10 tokens at $1 and $2 a million."""
+    from context_bench.cli import RunOptions, emit
+    from context_bench.config import Output, RunConfig
+
+    rows = [row("a", "1", 1.0)]
+    analysis = Analysis(prices=Prices({"m": Price(1.0, 2.0)}))
+    options = RunOptions(RunConfig(analysis=analysis, output=Output(format="json")))
+    made = [Summarizer(analysis=attrs.evolve(analysis, models=models)) for models in ({}, {"a": "m"})]
+    results = [EvalResult(rows, s(rows), s, {"systems": [{"name": "a", "model": "m"}]}) for s in made]
+    finished = []
+    finish = Summarizer.finish
+    monkeypatch.setattr(Summarizer, "finish", lambda self: finished.append(self) or finish(self))
+    for result in results:
+        assert emit(result, options) == 0
+        cost = json.loads(capsys.readouterr().out)["summary"]["groups"][0]["cost"]
+        assert cost == {"dollars": pytest.approx(120 / 1e6), "priced": True, "source": "priced"}
+    assert len(finished) == 1 and finished[0].analysis.models == {"a": "m"}
 
 
 def test_a_set_without_the_primary_score_is_figured_on_its_own_first_score():

@@ -42,6 +42,21 @@ def record(store, rows, tags=(), date=DATE, config=None, kind="run", resume=Fals
     return run_id
 
 
+def test_the_run_lists_verdict_is_the_reports_first_line_with_the_rest_counted():
+    """Two systems on two data sets, one row of new's errored: the line is the report's first
+    verdict line word for word, then the other data set's line counted, then the errored rows."""
+    from context_bench.reports.verdict import verdicts
+    from context_bench.store.figures import verdict
+
+    down = [RowError("system", "new", "ConnectionError", "down")]
+    rows = [row(n, system=s, dataset=d) for s in ("base", "new") for d in ("qa", "nq") for n in range(3)]
+    rows[6] = EvalRow("new", "qa", "q0", errors=down)
+    summary = Summarizer()(rows)
+    first = str(verdicts(summary)[0])
+    assert first.startswith("new vs base on qa: f1 -0.333 ")
+    assert verdict(summary.to_dict()) == f"{first} (+1 more); 1 of 12 rows errored"
+
+
 @pytest.fixture
 def store(store_url):
     opened = open_store(store_url)
@@ -61,7 +76,8 @@ def test_a_run_is_read_back_as_it_was_recorded(store):
         5,
         0,
     )
-    assert info.verdict == "sys on qa: f1 0.400"
+    # the report's first line, word for word (reports/verdict.py): 2 of 5, Wilson's interval
+    assert info.verdict == "sys on qa: f1 0.400 [0.12, 0.77], 5 rows"
     full = store.run(run_id)
     assert full.config == {"model": "m"}  # the key never reaches the store
     assert full.metadata["tags"] == ["nightly", "v2"]

@@ -55,6 +55,18 @@ class Analysis:
             return self.score_field
         return fields[0] if fields else None
 
+    def with_models(self, described: Iterable[Any]) -> Analysis:
+        """These settings with each system's model, to find its price (a model given already
+        stays); ``described``: the systems as a run's metadata describes them
+        (``run_metadata(systems=...)["systems"]``).  Given before the run, so the run is summarized
+        once with its prices."""
+        models = {
+            str(system["name"]): str(system["model"])
+            for system in described
+            if isinstance(system, dict) and system.get("model") and "name" in system
+        }
+        return attrs.evolve(self, models={**models, **self.models}) if models else self
+
     def model(self, system: str) -> str:
         return self.models.get(system) or system
 

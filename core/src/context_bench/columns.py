@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import math
 from array import array
+from typing import TYPE_CHECKING
 
 import attrs
 
 from .compact import Ids
 from .records import EvalRow
+
+if TYPE_CHECKING:
+    from .direction import Direction
 
 NAN = math.nan
 
@@ -39,6 +43,9 @@ class Columns:
     latency: array = attrs.Factory(lambda: array("d"))
     cost: array = attrs.Factory(lambda: array("d"))
     missing: int = 0
+    #: Per score field, the positions of the rows that count its failure value there (errored rows
+    #: that lack it): they never pass a threshold, whatever that value reaches.
+    failed: dict[str, array] = attrs.Factory(dict)
 
     def add(self, row: EvalRow, values: dict[str, float]) -> None:
         """Append ``row`` with ``values`` (field -> the value its headline mean counts)."""
@@ -52,6 +59,14 @@ class Columns:
         self.output_tokens.append(_figure(row.output_tokens))
         self.latency.append(_figure(row.latency))
         self.cost.append(_figure(row.cost))
+
+    def passing(self, field: str, direction: Direction, threshold: float) -> list[bool]:
+        """Whether each row passes ``threshold`` in ``field``, read in its ``direction``; a row
+        counted at its failure value never does, as a row without the field never does."""
+        passed = direction.passing(self.scores[field], threshold)
+        for position in self.failed.get(field, ()):
+            passed[position] = False
+        return passed
 
     def __len__(self) -> int:
         return len(self.ids)

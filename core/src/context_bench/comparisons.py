@@ -5,7 +5,8 @@ tokens and dollars saved, and the loss audit (rows that pass on the baseline and
 system at the run's threshold, and the reverse).
 
 Each field is read in its direction (:mod:`context_bench.direction`): a row passes a
-lower-is-better field at most at the threshold, and the comparison carries the direction, so its
+lower-is-better field at most at the threshold (an errored row never passes, whatever its
+failure value reaches: :meth:`Columns.passing`), and the comparison carries the direction, so its
 difference reads "worse" when positive there.
 
 The rows the baseline has and the system lacks are in the system's columns as errored rows (the
@@ -132,12 +133,9 @@ def _field(
     before = [before_column[b] for b, _ in pairs]
     after = [after_column[o] for _, o in pairs]
     test = paired(before, after, alpha=analysis.alpha) if pairs else None
-    passed = zip(
-        pairs,
-        direction.passing(before, analysis.threshold),
-        direction.passing(after, analysis.threshold),
-        strict=True,
-    )
+    base_passed = base.passing(field, direction, analysis.threshold)
+    own_passed = own.passing(field, direction, analysis.threshold)
+    passed = zip(pairs, [base_passed[b] for b, _ in pairs], [own_passed[o] for _, o in pairs], strict=True)
     lost, gained = [], []
     for (_, o), b, a in passed:
         if b != a:

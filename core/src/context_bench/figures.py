@@ -16,7 +16,7 @@ import attrs
 from .analysis import Analysis
 from .comparisons import baseline_of, compare, notes
 from .direction import HIGHER, Direction, Directions
-from .metrics.aggregate import percentile
+from .metrics.aggregate import latency_figures
 from .metrics.agreement import krippendorff_alpha
 from .metrics.intervals import estimate, finite
 from .prices import Price
@@ -152,21 +152,15 @@ def tokens_of(columns: Columns) -> Tokens:
     return Tokens(_mean(given), _mean(taken), sum(given) + sum(taken))
 
 
-def latency_of(columns: Columns) -> LatencyFigures:
-    values = sorted(finite(columns.latency))
-    if not values:
-        return LatencyFigures()
-    return LatencyFigures(_mean(values), *(percentile(values, q) for q in (50, 95, 99)))
-
-
 def passing_of(columns: Columns, cost: Cost, analysis: Analysis, directions: Directions) -> Passing:
     """The share of rows whose primary score passes the threshold in its direction (at least it,
-    or at most it where lower is better), and the dollars per passing row."""
+    or at most it where lower is better; an errored row never does), and the dollars per passing
+    row."""
     threshold = analysis.threshold
     field = analysis.field_of(columns.scores)
     if field is None or not len(columns):
         return Passing(analysis.score_field or DEFAULT_SCORE_FIELD, threshold)
-    passed = sum(directions.of(field).passing(columns.scores[field], threshold))
+    passed = sum(columns.passing(field, directions.of(field), threshold))
     cost_of_pass = cost.dollars / passed if cost.dollars is not None and passed else None
     return Passing(field, threshold, passed / len(columns), cost_of_pass)
 
@@ -202,7 +196,7 @@ def group_figures(
         stderr,
         tokens_of(columns),
         cost,
-        latency_of(columns),
+        latency_figures(columns.latency),
         passing_of(columns, cost, analysis, directions),
         judges.figures(analysis),
         dollars,

@@ -3,16 +3,18 @@ the Summary of its rows."""
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from .defaults import DEFAULT_THRESHOLD
 from .direction import Direction, named
+
+if TYPE_CHECKING:
+    from .analysis import Analysis
 
 
 @attrs.define
@@ -401,13 +403,21 @@ def _written(group: dict[str, Any]) -> None:
 
 
 class Summarize(Protocol):
-    """What summarizes a result's rows (the runner's ``Summarizer``), kept so ``filter`` and
-    ``merge`` can summarize again; ``notices`` are the run's warnings that no row shows, and
-    ``exclude_errors`` picks the headline means (see :attr:`Summary.exclude_errors`)."""
+    """What summarizes a result's rows (the runner's :class:`~context_bench.summary.Summarizer`),
+    kept so ``filter``, ``merge``, ``summarized`` and ``analyzed`` can summarize again, each time
+    by a fresh one (:meth:`again`) with its settings said; ``notices`` are the run's warnings that
+    no row shows, ``exclude_errors`` picks the headline means (see
+    :attr:`Summary.exclude_errors`), ``rows`` is how many it counted."""
 
     notices: list[str]
     exclude_errors: bool
     by_fields: dict[str, list[str]]
+    analysis: Analysis
+
+    @property
+    def rows(self) -> int: ...
+
+    def again(self, *, analysis: Analysis | None = None, exclude_errors: bool | None = None) -> Summarize: ...
 
     def __call__(self, rows: Sequence[EvalRow], /) -> Summary: ...
 
@@ -415,7 +425,7 @@ class Summarize(Protocol):
 @attrs.define
 class EvalResult:
     """All rows of a run, in a deterministic order (system, data set, example), and their summary
-    (None for a result built without one).
+    (None for a result built without one), and the summarizer that made it (:class:`Summarize`).
 
     ``metadata`` describes the run (date, versions, systems and their endpoints, the command line,
     secrets removed); the CLI fills it, and every report but JSONL shows it.
@@ -436,9 +446,9 @@ class EvalResult:
         for index, row in enumerate(rows):
             row.index = index
         metadata = dict(results[0].metadata) if results else {}
-        summarize = copy.copy(results[0].summarize)
-        if summarize is None:
+        if results[0].summarize is None:
             return cls(rows=rows, metadata=metadata)
+        summarize = results[0].summarize.again()
         summarize.notices = list(
             dict.fromkeys(n for r in results if r.summarize is not None for n in r.summarize.notices)
         )
@@ -455,7 +465,7 @@ class EvalResult:
         ]
         if self.summarize is None:
             return EvalResult(rows=rows, summary=None, summarize=None, metadata=self.metadata)
-        return self._summarized_again(rows)
+        return self._summarized_again(rows, self.summarize.again())
 
     def summarized(self, *, exclude_errors: bool) -> EvalResult:
         """The same rows summarized again: with ``exclude_errors`` the headline means are over the
@@ -463,28 +473,25 @@ class EvalResult:
         result has no summarizer or already reads that way."""
         if self.summarize is None or self.summarize.exclude_errors == exclude_errors:
             return self
-        return self._summarized_again(self.rows, exclude_errors=exclude_errors)
+        return self._summarized_again(self.rows, self.summarize.again(exclude_errors=exclude_errors))
 
-    def analyzed(self, analysis: Any) -> EvalResult:
+    def analyzed(self, analysis: Analysis) -> EvalResult:
         """The same rows summarized again with other figure settings (a
         :class:`~context_bench.analysis.Analysis`: primary score, threshold, baseline, prices);
         unchanged when the result has no summarizer or already reads that way."""
-        if self.summarize is None or getattr(self.summarize, "analysis", None) == analysis:
+        if self.summarize is None or self.summarize.analysis == analysis:
             return self
-        return self._summarized_again(self.rows, analysis=analysis)
+        return self._summarized_again(self.rows, self.summarize.again(analysis=analysis))
 
-    def _summarized_again(self, rows: list[EvalRow], **settings: Any) -> EvalResult:
-        """``rows`` summarized by a copy of this result's summarizer with ``settings`` changed (the
-        result's own summarizer keeps what it counted).  A streamed result kept no rows: summing
-        it again would show an empty run, whose gates pass, so that is refused."""
-        if getattr(self.summarize, "rows", len(self.rows)) > len(self.rows):
+    def _summarized_again(self, rows: list[EvalRow], summarize: Summarize) -> EvalResult:
+        """``rows`` summarized by ``summarize``, a fresh summarizer (the result's own keeps what it
+        counted).  A streamed result kept no rows: summing it again would show an empty run, whose
+        gates pass, so that is refused."""
+        if self.summarize is not None and self.summarize.rows > len(self.rows):
             raise ValueError(
                 "this result was streamed (evaluate(stream=...)) and kept no rows: it cannot be "
                 "filtered or summarized again; pass the settings to evaluate() instead"
             )
-        summarize = copy.copy(self.summarize)
-        for name, value in settings.items():
-            setattr(summarize, name, value)
         return EvalResult(rows, summarize(rows), summarize, self.metadata)
 
     def to_dict(self) -> dict[str, Any]:

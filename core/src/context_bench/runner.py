@@ -20,6 +20,7 @@ from .datasets import Dataset, MalformedRow, RepairedRow
 from .executor import Executor, executor_for
 from .fail_fast import FailFast
 from .identity import content_hash, identity
+from .metadata import describe_system
 from .plugins import PluginHost, get_host
 from .progress import Progress
 from .records import EvalResult, EvalRow, RowError
@@ -340,8 +341,10 @@ def evaluate(
     host = host or get_host()
     root = cache.root if cache is not None else cache_dir
     options = {**config.plugins.options, **({"cache_dir": str(root)} if root else {})}
-    scope, analysis = config.scope, config.analysis
+    scope = config.scope
     system_list = _as_list(systems) or [Precomputed()]
+    # each system priced by its model from the first summary on: no one summarizes it again for that
+    analysis = config.analysis.with_models(describe_system(system) for system in system_list)
     named = [
         (name, _limit(rows, scope.max_examples, len(system_list)))
         for name, rows in _named_datasets(datasets, scope.dataset_name)

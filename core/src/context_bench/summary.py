@@ -18,7 +18,7 @@ from .columns import NAN, Columns
 from .comparisons import baseline_of
 from .direction import Directions, named
 from .figures import JudgeTally, RunFigures, run_figures
-from .metrics import Latency, percentile
+from .metrics import Latency
 from .records import (
     BreakdownPart,
     ErrorCounts,
@@ -46,6 +46,8 @@ MESSAGE_KINDS = 1000
 WARNING_MESSAGE = 120
 #: The error type of a row the summary adds for a row the baseline has and a system lacks.
 MISSING_ROW = "MissingRow"
+#: Every summary's ``metrics["latency"]``: the group's latency figures, as the metric shows them.
+LATENCY = Latency()
 
 
 @attrs.define
@@ -222,9 +224,11 @@ class _Group:
             weights = self.weights.get(field) if self.weights is not None else None
             if weights is None and average and self.weights is not None:
                 weights = self.weights[field] = array("d", [1.0]) * count
+            counted = self.columns.failed.setdefault(field, array("q"))
             for position in self.errored:
                 if math.isnan(column[position]):
                     column[position] = failed
+                    counted.append(position)
                     if weights is not None:
                         weights[position] = average.get(field, 1.0)
 
@@ -442,7 +446,8 @@ class Summarizer:
         self.directions = directions or Directions()
         #: The primary score, threshold, baseline and prices the figures read.
         self.analysis = analysis or Analysis()
-        self.metrics = [Latency(), *metrics]
+        #: The run's own metrics, computed from its rows (latency is a figure of every summary).
+        self.metrics = list(metrics)
         self.breakdown = tuple(breakdown)
         self.failure_rate = failure_rate
         self.notices = list(notices)
@@ -465,14 +470,17 @@ class Summarizer:
         self._errors = _ErrorTally()
         self._kinds: dict[str, Counter[str]] = {}
         self._fields_of: dict[tuple[str, str], tuple[str, ...]] | None = None
-        self._keep_rows = any(type(m) is not Latency for m in self.metrics)
+        self._keep_rows = bool(self.metrics)
         self._by = Parts(self.analysis.by, self._part)
 
-    def __copy__(self) -> Summarizer:
-        # a copy summarizes other rows (``filter``, ``merge``): its own state, the same settings
+    def again(self, *, analysis: Analysis | None = None, exclude_errors: bool | None = None) -> Summarizer:
+        """A summarizer of other rows (``EvalResult.filter``, ``merge``, ``analyzed``): nothing
+        counted yet, this one's settings but ``analysis`` and ``exclude_errors`` where given."""
         clone = Summarizer.__new__(Summarizer)
         clone.__dict__.update(self.__dict__)
         clone.notices = list(self.notices)
+        clone.analysis = self.analysis if analysis is None else analysis
+        clone.exclude_errors = self.exclude_errors if exclude_errors is None else exclude_errors
         clone.reset()
         return clone
 
@@ -564,7 +572,7 @@ class Summarizer:
             + figures.notes
             + _unpriced(figures),
             exclude_errors=self.exclude_errors,
-            units={m.name: m.unit for m in self.metrics if getattr(m, "unit", None)},
+            units={m.name: m.unit for m in (LATENCY, *self.metrics) if getattr(m, "unit", None)},
             comparisons=figures.comparisons,
             primary={"field": self.analysis.score_field, "threshold": self.analysis.threshold},
             baseline=figures.baseline,
@@ -667,7 +675,10 @@ class Summarizer:
             rows=tally.rows,
             errors=tally.errors,
             scores=self._checked(tally.means(self.exclude_errors), f"{system} on {dataset}", overflow),
-            metrics={m.name: _finite(self._metric(m, group)) for m in self.metrics},
+            metrics={
+                LATENCY.name: LATENCY.shown(found.latency),
+                **{m.name: _finite(m.compute(group.rows or [])) for m in self.metrics},
+            },
             failures=dict(group.failures),
             failed=_failed(group),
             breakdown={key: self._breakdown(group, key, fields) for key in self.breakdown},
@@ -682,20 +693,6 @@ class Summarizer:
             judge=found.judge,
             frontier=figures.frontier[(system, dataset)],
         )
-
-    @staticmethod
-    def _metric(metric: Any, group: _Group) -> dict[str, float]:
-        """A metric's figures; the latency's from the group's column, any other's from its rows."""
-        if type(metric) is Latency:
-            values = [v for v in group.columns.latency if v == v]
-            if not values:
-                return {}
-            return {
-                "mean": sum(values) / len(values),
-                "p50": percentile(values, 50),
-                "p95": percentile(values, 95),
-            }
-        return metric.compute(group.rows or [])
 
     @staticmethod
     def _checked(means: dict[str, float | None], where: str, overflow: list[str]) -> dict[str, float | None]:

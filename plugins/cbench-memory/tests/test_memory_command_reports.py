@@ -118,6 +118,24 @@ def test_the_report_names_the_systems_and_the_command(world, fixtures, tmp_path,
     assert "relaypass" not in out
 
 
+def test_a_memory_run_is_summarized_once_priced_by_its_model(world, fixtures, capsys, monkeypatch):
+    """The relay's model prices the run from its first summary, which emit does not make again
+    (it did: the flags' settings lacked the memory figures the run added, so they never matched)."""
+    from context_bench.summary import Summarizer
+
+    finished = []
+    finish = Summarizer.finish
+    monkeypatch.setattr(Summarizer, "finish", lambda self: finished.append(self) or finish(self))
+    argv = ["memory", "--dataset", str(fixtures / "locomo_mini.json"), "--system", "full-context"]
+    argv += ["--relay", world.url, "--model", world.model, "-n", "2", "--price", f"{world.model}=1,2"]
+    code = main([*argv, "--output", "json", "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert len(finished) == 1
+    (group,) = json.loads(out)["summary"]["groups"]
+    assert (group["cost"]["priced"], group["cost"]["source"]) == (True, "priced")
+
+
 def test_the_run_is_recorded_in_the_store_with_its_report(world, fixtures, tmp_path, capsys):
     """``memory`` records itself as ``run`` and ``score`` do (issue 32): its rows, the summary of
     its JSON report, its tag, and no password of the relay's."""

@@ -28,7 +28,7 @@ def test_the_run_list_shows_every_run_newest_first_with_its_verdict(page, viewer
     assert (unfinished[2], unfinished[7]) == ("unfinished", "no summary: the run did not finish")
     assert (large[2], large[3], large[6]) == ("finished", "nightly", "5,000")
     assert large[7].startswith("compressor on qa: f1 0.500")
-    assert base[7] == "compressor on qa: f1 0.900" and base[8] == "a" * 10 + " (main)"
+    assert base[7] == "compressor on qa: f1 0.900 [0.60, 0.98], 10 rows" and base[8] == "a" * 10 + " (main)"
     assert hostile[3] == HOSTILE  # a tag of markup, shown as its text
     page.open(viewer + "/?tag=v2")
     assert [line[0] for line in page.run(CELLS.format("#runs"))] == [str(ids["next"])]

@@ -180,7 +180,6 @@ def _run_recorded(
     from ..reports.sections import printable
     from ..reports.table import fitted
     from ..runner import RowSystems, SecondPass, evaluate
-    from .run_options import with_models
 
     config = options.config
     named = inputs.names(RowSystems.default)
@@ -214,11 +213,6 @@ def _run_recorded(
     if chosen and not any(chosen.values()) and broken:  # not a run that measures cost alone
         raise UsageError(f"no evaluator scores any row of this run: {'; '.join(broken)}")
     run_systems: Any = systems if systems is not None else RowSystems()
-
-    if systems is not None:  # priced by model: known before the run
-        config = attrs.evolve(
-            config, analysis=with_models(config.analysis, run_metadata(systems=systems)["systems"])
-        )
 
     # -n was kept as the rows were read (per data set, across files): the run takes them all
     config = attrs.evolve(config, scope=attrs.evolve(config.scope, max_examples=None))

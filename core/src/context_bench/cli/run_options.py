@@ -32,7 +32,7 @@ from .by_option import add_by_option
 from .history import add_store_option, add_tag_option
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
+    from collections.abc import Callable
 
     from ..analysis import Analysis
     from ..execution import Executor
@@ -438,8 +438,9 @@ def emit(
     known = _metadata()
     versions = {**known["versions"], **result.metadata.get("versions", {})}
     output, analysis = options.config.output, options.config.analysis
-    # a streamed run was summarized with these settings already
-    result = result.analyzed(with_models(analysis, result.metadata.get("systems") or ()))
+    if result.summarize is not None:  # summarized again only for prices by model the run lacked
+        described = result.metadata.get("systems") or ()
+        result = result.analyzed(result.summarize.analysis.with_models(described))
     result = attrs.evolve(
         result.summarized(exclude_errors=analysis.exclude_errors),
         metadata={**known, **result.metadata, "versions": versions},
@@ -480,17 +481,6 @@ def _view(result: EvalResult, output: Output) -> View:
     if output.format == "table":
         print(table.fitted(f"context-bench: {overview(result, summary_of(result))}"), file=sys.stderr)
     return View(detail=output.detail, width=table.terminal_width())
-
-
-def with_models(analysis: Analysis, described: Iterable[Any]) -> Analysis:
-    """The settings with each system's model, to find its price; ``described``: the systems as
-    the run's metadata describes them (``run_metadata(systems=...)["systems"]``)."""
-    models = {
-        str(system["name"]): str(system["model"])
-        for system in described
-        if isinstance(system, dict) and system.get("model") and "name" in system
-    }
-    return attrs.evolve(analysis, models={**models, **analysis.models}) if models else analysis
 
 
 def _write(report: str, output: Output) -> int:

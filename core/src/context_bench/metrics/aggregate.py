@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import attrs
 
+from ..defaults import DEFAULT_THRESHOLD
 from ..direction import HIGHER, LOWER
+from ..records import LatencyFigures
 
 if TYPE_CHECKING:
     from ..records import EvalRow
@@ -27,6 +29,16 @@ def interpolated(ordered: Sequence[float], q: float) -> float:
     low = math.floor(position)
     high = min(low + 1, len(ordered) - 1)
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def latency_figures(seconds: Iterable[float]) -> LatencyFigures:
+    """The seconds per row every report and the :class:`Latency` metric show: mean, p50, p95 and
+    p99 of the finite values (a column's NaN is a row that recorded none), all None without one.
+    The one definition, so the metrics API and the report agree to the last digit."""
+    ordered = sorted(v for v in seconds if math.isfinite(v))
+    if not ordered:
+        return LatencyFigures()
+    return LatencyFigures(sum(ordered) / len(ordered), *(interpolated(ordered, q) for q in (50, 95, 99)))
 
 
 def _passed(rows: Sequence[EvalRow], field: str, threshold: float, lower_is_better: bool) -> int:
@@ -61,10 +73,11 @@ class MeanScore:
 @attrs.frozen
 class PassRate:
     """Share of rows whose field reaches ``threshold`` (at most it where ``lower_is_better``); rows
-    without the field count as failures."""
+    without the field count as failures.  The threshold defaults to the run's (``--threshold``,
+    ``Analysis.threshold``), so this metric and the report's pass rate agree unless told apart."""
 
     score_field: str
-    threshold: float = 1.0
+    threshold: float = DEFAULT_THRESHOLD
     lower_is_better: bool = False
 
     @property
@@ -87,14 +100,13 @@ class Latency:
     unit: str = "s"
 
     def compute(self, rows: Sequence[EvalRow]) -> dict[str, float]:
-        values = [r.latency for r in rows if r.latency is not None]
-        if not values:
-            return {}
-        return {
-            "mean": sum(values) / len(values),
-            "p50": percentile(values, 50),
-            "p95": percentile(values, 95),
-        }
+        return self.shown(latency_figures(r.latency for r in rows if r.latency is not None))
+
+    @staticmethod
+    def shown(figures: LatencyFigures) -> dict[str, float]:
+        """The figures as a summary's ``metrics`` entry holds them: mean, p50, p95 ({} without)."""
+        shown = {"mean": figures.mean, "p50": figures.p50, "p95": figures.p95}
+        return {name: value for name, value in shown.items() if value is not None}
 
 
 @attrs.frozen
@@ -103,11 +115,12 @@ class CostOfPass:
     ``lower_is_better``).
 
     A row's cost is its ``cost`` when the system reported one, else its tokens priced per million
-    (``input_price``, ``output_price``).  No passing row gives ``inf``.
+    (``input_price``, ``output_price``).  No passing row gives ``inf``.  The threshold defaults to
+    the run's, as :class:`PassRate`'s does.
     """
 
     score_field: str = "f1"
-    threshold: float = 1.0
+    threshold: float = DEFAULT_THRESHOLD
     input_price: float = 0.0
     output_price: float = 0.0
     name: str = "cost_of_pass"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..defaults import DEFAULT_THRESHOLD
 from ..direction import HIGHER, LOWER, LOWER_MARK, named
 from ..records import Comparison, GroupSummary, Summary
 from .numbers import interval, money, p_value, ratio
@@ -54,7 +55,7 @@ def key_figures(summary: Summary) -> list[Section]:
     groups = summary.groups
     if not groups:
         return []
-    threshold = summary.primary.get("threshold", 0.7)
+    threshold = summary.primary.get("threshold", DEFAULT_THRESHOLD)
     # each group's primary score: the run's --score-field where it has one, else its first field
     fields = list(dict.fromkeys(g.passing.field for g in groups))
     field = labels(summary, fields)[0] if len(fields) == 1 else "score"
@@ -245,7 +246,9 @@ def _audit(summary: Summary) -> list[Section]:
         for c in chosen.values()
     )
     passing = _passing(
-        summary, list(dict.fromkeys(c.field for c in chosen.values())), summary.primary.get("threshold", 0.7)
+        summary,
+        list(dict.fromkeys(c.field for c in chosen.values())),
+        summary.primary.get("threshold", DEFAULT_THRESHOLD),
     )
     headers = (
         "system",

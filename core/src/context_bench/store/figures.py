@@ -39,39 +39,17 @@ def counts(summary: Mapping[str, Any]) -> tuple[int, int]:
 
 
 def verdict(summary: Mapping[str, Any]) -> str:
-    """One line: the first comparison on the primary score (delta, interval, p) or, without a
-    baseline, the first group's mean; how many more there are; and the errored rows."""
-    primary = (summary.get("primary") or {}).get("field")
-    comparisons = [c for c in summary.get("comparisons") or () if c.get("delta") is not None]
-    chosen = [c for c in comparisons if c.get("field") == primary] or comparisons
-    if chosen:
-        first = chosen[0]
-        interval = first.get("ci") or [None, None]
-        text = (
-            f"{first['system']} vs {first['baseline']} on {first['dataset']}: {first['field']} "
-            f"{_number(first['delta'], sign=True)} [{_number(interval[0])}, {_number(interval[1])}]"
-        )
-        if first.get("p_value") is not None:
-            text += f", p={first['p_value']:.3g}"
-        more = len(chosen) - 1
-    else:
-        groups = [g for g in summary.get("groups") or () if g.get("scores")]
-        if not groups:
-            text, more = "no scores", 0
-        else:
-            group = groups[0]
-            field = primary if primary in group["scores"] else next(iter(group["scores"]))
-            text = f"{group['system']} on {group['dataset']}: {field} {_number(group['scores'][field])}"
-            more = len(groups) - 1
-    if more:
-        text += f" (+{more} more)"
+    """The run list's line: the report's first verdict line (:mod:`context_bench.reports.verdict`,
+    the same words a report of the run starts with), how many more lines it has, and the errored
+    rows."""
+    from ..reports.verdict import verdicts
+    from ..saved import summary_from_dict
+
+    lines = verdicts(summary_from_dict(summary))
+    text = str(lines[0]) if lines else "no scores"
+    if len(lines) > 1:
+        text += f" (+{len(lines) - 1} more)"
     rows, errors = counts(summary)
     if errors:
         text += f"; {errors} of {rows} rows errored"
     return text
-
-
-def _number(value: Any, sign: bool = False) -> str:
-    if not isinstance(value, (int, float)):
-        return "-"
-    return f"{value:+.3f}" if sign else f"{value:.3f}"

@@ -177,6 +177,7 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     if args.qa_types:
         conversations = select_qa_types(conversations, args.qa_types.split(","))
     systems, described = _systems(args, config.limits.max_concurrency)
+    config = attrs.evolve(config, analysis=config.analysis.with_models(described))  # priced as it runs
     with Recording(options, "memory") as recording:  # an unreachable --store said before any row
         metadata = {**run_metadata(argv=options.argv), "systems": described}
         recording.begin(None, metadata)
