@@ -6,13 +6,23 @@ headline over scored rows alone).  The analysis group of a :class:`~context_benc
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
 
 import attrs
 
 from .bounds import bounded
 from .defaults import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 from .prices import Price, Prices
+from .protocols import Metric
+
+
+# Named converters, not ``tuple``: a type checker reads a converter's parameter as the field's type in
+# ``__init__`` and ``attrs.evolve``, and ``tuple``'s is generic.
+def _metrics(metrics: Iterable[Metric]) -> tuple[Metric, ...]:
+    return tuple(metrics)
+
+
+def _keys(keys: Iterable[str]) -> tuple[str, ...]:
+    return tuple(keys)
 
 
 @attrs.frozen
@@ -37,8 +47,8 @@ class Analysis:
     models: Mapping[str, str] = attrs.Factory(dict)
     alpha: float = attrs.field(default=DEFAULT_ALPHA, validator=bounded("--alpha"))
     allow_missing: bool = False
-    metrics: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
-    breakdown: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    metrics: tuple[Metric, ...] = attrs.field(default=(), converter=_metrics)
+    breakdown: tuple[str, ...] = attrs.field(default=(), converter=_keys)
     exclude_errors: bool = False
 
     def field_of(self, fields: Iterable[str]) -> str | None:

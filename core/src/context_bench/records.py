@@ -435,7 +435,7 @@ class EvalResult:
         ]
         if self.summarize is None:
             return EvalResult(rows=rows, summary=None, summarize=None, metadata=self.metadata)
-        return self._summarized_again(rows)
+        return self._summarized_again(self.summarize, rows)
 
     def summarized(self, *, exclude_errors: bool) -> EvalResult:
         """The same rows summarized again: with ``exclude_errors`` the headline means are over the
@@ -443,7 +443,7 @@ class EvalResult:
         result has no summarizer or already reads that way."""
         if self.summarize is None or self.summarize.exclude_errors == exclude_errors:
             return self
-        return self._summarized_again(self.rows, exclude_errors=exclude_errors)
+        return self._summarized_again(self.summarize, self.rows, exclude_errors=exclude_errors)
 
     def analyzed(self, analysis: Any) -> EvalResult:
         """The same rows summarized again with other figure settings (a
@@ -451,18 +451,18 @@ class EvalResult:
         unchanged when the result has no summarizer or already reads that way."""
         if self.summarize is None or getattr(self.summarize, "analysis", None) == analysis:
             return self
-        return self._summarized_again(self.rows, analysis=analysis)
+        return self._summarized_again(self.summarize, self.rows, analysis=analysis)
 
-    def _summarized_again(self, rows: list[EvalRow], **settings: Any) -> EvalResult:
-        """``rows`` summarized by a copy of this result's summarizer with ``settings`` changed (the
-        result's own summarizer keeps what it counted).  A streamed result kept no rows: summing
+    def _summarized_again(self, summarize: Summarize, rows: list[EvalRow], **settings: Any) -> EvalResult:
+        """``rows`` summarized by a copy of ``summarize``, this result's summarizer, with ``settings``
+        changed (the result's own summarizer keeps what it counted).  A streamed result kept no rows: summing
         it again would show an empty run, whose gates pass, so that is refused."""
-        if getattr(self.summarize, "rows", len(self.rows)) > len(self.rows):
+        if getattr(summarize, "rows", len(self.rows)) > len(self.rows):
             raise ValueError(
                 "this result was streamed (evaluate(stream=...)) and kept no rows: it cannot be "
                 "filtered or summarized again; pass the settings to evaluate() instead"
             )
-        summarize = copy.copy(self.summarize)
+        summarize = copy.copy(summarize)
         for name, value in settings.items():
             setattr(summarize, name, value)
         return EvalResult(rows, summarize(rows), summarize, self.metadata)

@@ -18,6 +18,7 @@ from .comparisons import baseline_of
 from .direction import Directions, named
 from .figures import JudgeTally, RunFigures, run_figures
 from .metrics import Latency, percentile
+from .protocols import Metric
 from .records import (
     BreakdownPart,
     ErrorCounts,
@@ -166,7 +167,7 @@ class _Group:
         #: Positions (in ``columns``) of the errored rows: they get their failure values at the end.
         self.errored = array("q")
         #: A score field's per-row weight, kept from the first weighted row on (else every row weighs 1).
-        self.weights: dict[str, array] | None = None
+        self.weights: dict[str, array[float]] | None = None
         self.failures: Counter[str] = Counter()
         #: Per score field, the rows where it is a fallback (its evaluator failed on them).
         self.failed: Counter[str] = Counter()
@@ -284,7 +285,7 @@ def _failed(group: _Group) -> dict[str, FailedField]:
     return found
 
 
-def _finite(figures: dict[str, float]) -> dict[str, float | None]:
+def _finite(figures: Mapping[str, float | None]) -> dict[str, float | None]:
     """JSON has no NaN or infinity: those become None."""
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in figures.items()}
 
@@ -669,7 +670,7 @@ class Summarizer:
         )
 
     @staticmethod
-    def _metric(metric: Any, group: _Group) -> dict[str, float]:
+    def _metric(metric: Metric, group: _Group) -> dict[str, float]:
         """A metric's figures; the latency's from the group's column, any other's from its rows."""
         if type(metric) is Latency:
             values = [v for v in group.columns.latency if v == v]
