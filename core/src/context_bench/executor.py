@@ -208,7 +208,8 @@ class LocalExecutor:
                 try:
                     return await asyncio.wait_for(pending, timeout)
                 except asyncio.TimeoutError:
-                    if amethod is None and isinstance(pool, _DaemonPool):  # always so with a deadline
+                    # With a deadline the pool is a _DaemonPool: a thread stuck in a sync call is replaced.
+                    if amethod is None and isinstance(pool, _DaemonPool):
                         pool.replace(future)
                     raise DeadlineExceeded.of_call(method, timeout) from None
 

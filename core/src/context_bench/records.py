@@ -7,12 +7,15 @@ import copy
 import json
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
 from .defaults import DEFAULT_THRESHOLD
 from .direction import Direction, named
+
+if TYPE_CHECKING:
+    from .analysis import Analysis
 
 
 @attrs.define
@@ -445,7 +448,7 @@ class EvalResult:
             return self
         return self._summarized_again(self.summarize, self.rows, exclude_errors=exclude_errors)
 
-    def analyzed(self, analysis: Any) -> EvalResult:
+    def analyzed(self, analysis: Analysis) -> EvalResult:
         """The same rows summarized again with other figure settings (a
         :class:`~context_bench.analysis.Analysis`: primary score, threshold, baseline, prices);
         unchanged when the result has no summarizer or already reads that way."""
@@ -455,8 +458,8 @@ class EvalResult:
 
     def _summarized_again(self, summarize: Summarize, rows: list[EvalRow], **settings: Any) -> EvalResult:
         """``rows`` summarized by a copy of ``summarize``, this result's summarizer, with ``settings``
-        changed (the result's own summarizer keeps what it counted).  A streamed result kept no rows: summing
-        it again would show an empty run, whose gates pass, so that is refused."""
+        changed (the result's own summarizer keeps what it counted).  A streamed result kept no
+        rows: summing it again would show an empty run, whose gates pass, so that is refused."""
         if getattr(summarize, "rows", len(self.rows)) > len(self.rows):
             raise ValueError(
                 "this result was streamed (evaluate(stream=...)) and kept no rows: it cannot be "
