@@ -35,10 +35,11 @@ from .defaults import (
 )
 from .settings import PluginSettings
 
+__all__ = ["UNSET", "Analysis", "Limits", "Output", "PluginSettings", "RunConfig", "Scope", "Unset"]
+
+
 if TYPE_CHECKING:
     from .records import EvalRow
-
-__all__ = ["UNSET", "Analysis", "Limits", "Output", "PluginSettings", "RunConfig", "Scope", "Unset"]
 
 
 class Unset(enum.Enum):

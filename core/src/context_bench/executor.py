@@ -17,12 +17,12 @@ thread, so the stuck call is left to finish or not in the background).
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import inspect
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor as PoolExecutor
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
@@ -220,7 +220,7 @@ class LocalExecutor:
             await asyncio.gather(*(work() for _ in range(self.max_concurrency)))
 
 
-class _DaemonPool(concurrent.futures.Executor):
+class _DaemonPool(PoolExecutor):
     """Worker threads that never hold the interpreter's exit; a thread stuck in a call past its
     deadline is replaced, so the pool keeps its size."""
 
