@@ -13,6 +13,21 @@ import attrs
 from .bounds import bounded
 from .defaults import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 from .prices import Price, Prices
+from .protocols import Metric
+
+
+# Named converters, not ``tuple``: a type checker reads a converter's parameter as the field's type in
+# ``__init__`` and ``attrs.evolve``, and ``tuple``'s is generic.
+def _metrics(metrics: Iterable[Metric]) -> tuple[Metric, ...]:
+    return tuple(metrics)
+
+
+def _keys(keys: Iterable[str]) -> tuple[str, ...]:
+    return tuple(keys)
+
+
+def _parts(by: Iterable[Any]) -> tuple[Any, ...]:
+    return tuple(by)
 
 
 @attrs.frozen
@@ -37,12 +52,12 @@ class Analysis:
     models: Mapping[str, str] = attrs.Factory(dict)
     alpha: float = attrs.field(default=DEFAULT_ALPHA, validator=bounded("--alpha"))
     allow_missing: bool = False
-    metrics: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
-    breakdown: tuple[str, ...] = attrs.field(default=(), converter=tuple)
+    metrics: tuple[Metric, ...] = attrs.field(default=(), converter=_metrics)
+    breakdown: tuple[str, ...] = attrs.field(default=(), converter=_keys)
     exclude_errors: bool = False
     #: ``--by``: the row fields each group's figures are given again per part of
     #: (:class:`~context_bench.by.By`).
-    by: tuple[Any, ...] = attrs.field(default=(), converter=tuple)
+    by: tuple[Any, ...] = attrs.field(default=(), converter=_parts)
 
     def field_of(self, fields: Iterable[str]) -> str | None:
         """The primary score among a group's (or a data set's) ``fields``, in the order its rows'

@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 import warnings
 from collections.abc import Callable, Collection, Mapping
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import attrs
 
@@ -36,6 +36,10 @@ from .defaults import (
 from .settings import PluginSettings
 
 __all__ = ["UNSET", "Analysis", "Limits", "Output", "PluginSettings", "RunConfig", "Scope", "Unset"]
+
+
+if TYPE_CHECKING:
+    from .records import EvalRow
 
 
 class Unset(enum.Enum):
@@ -114,7 +118,7 @@ class Output:
     or the working directory's; ``tags``, its labels)."""
 
     progress: bool = True
-    stream: Callable[[Any], None] | None = None
+    stream: Callable[[EvalRow], None] | None = None
     cache_dir: str | None = attrs.field(default=None, converter=_path)
     format: str = DEFAULT_FORMAT
     out: str | None = None

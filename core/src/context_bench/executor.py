@@ -22,6 +22,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Executor as PoolExecutor
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, Protocol
 
@@ -90,8 +91,8 @@ class _Feed:
             if self.held is not None:
                 if not self.loop:
                     return None
-                task, self.held = self.held, None
-                return task
+                held, self.held = self.held, None
+                return held
             task = next(self._tasks, None)
             if task is not None and not self.loop:
                 key = (id(task.system), id(task.evaluators))
@@ -188,7 +189,7 @@ class LocalExecutor:
         pool_kind = ThreadPoolExecutor if timeout is None else _DaemonPool
         with pool_kind(max_workers=self.max_concurrency, thread_name_prefix="cbench-sync") as pool:
 
-            async def call(obj: Any, method: str, args: tuple) -> Any:
+            async def call(obj: Any, method: str, args: tuple[Any, ...]) -> Any:
                 """Await ``a<method>`` where the object has one, else run ``<method>`` in a worker thread."""
                 key = (type(obj), method)
                 if key not in async_methods:
@@ -207,7 +208,8 @@ class LocalExecutor:
                 try:
                     return await asyncio.wait_for(pending, timeout)
                 except asyncio.TimeoutError:
-                    if amethod is None:
+                    # With a deadline the pool is a _DaemonPool: a thread stuck in a sync call is replaced.
+                    if amethod is None and isinstance(pool, _DaemonPool):
                         pool.replace(future)
                     raise DeadlineExceeded.of_call(method, timeout) from None
 
@@ -218,7 +220,7 @@ class LocalExecutor:
             await asyncio.gather(*(work() for _ in range(self.max_concurrency)))
 
 
-class _DaemonPool:
+class _DaemonPool(PoolExecutor):
     """Worker threads that never hold the interpreter's exit; a thread stuck in a call past its
     deadline is replaced, so the pool keeps its size."""
 
@@ -237,14 +239,14 @@ class _DaemonPool:
         while (job := self._jobs.get()) is not None:
             job()
 
-    def submit(self, fn: Callable[..., Any], *args: Any) -> Future:
-        future: Future = Future()
+    def submit(self, fn: Callable[..., Any], /, *args: Any, **kwargs: Any) -> Future[Any]:
+        future: Future[Any] = Future()
 
         def job() -> None:
             if not future.set_running_or_notify_cancel():
                 return
             try:
-                result = fn(*args)
+                result = fn(*args, **kwargs)
             except BaseException as exc:  # noqa: BLE001 - handed to the awaiting row
                 future.set_exception(exc)
             else:
@@ -253,7 +255,7 @@ class _DaemonPool:
         self._jobs.put(job)
         return future
 
-    def replace(self, future: Future) -> None:
+    def replace(self, future: Future[Any]) -> None:
         """The call of ``future`` is past its deadline: if a thread is stuck in it, add another."""
         if not future.cancel() and not future.done():
             self._add()

@@ -39,7 +39,7 @@ class Precomputed:
 
     name: str = "responses"
 
-    def process(self, example: dict) -> dict:
+    def process(self, example: dict[str, Any]) -> dict[str, Any]:
         if "response" not in example:
             raise KeyError("row has no 'response' field to score")
         # The time to read a field is not the system's latency: only a recorded one counts.
@@ -237,12 +237,11 @@ class _TaskBuilder:
             path = self.cache.path(system, dataset)
             task.cached = self.cache.lookup(path, ex_id, content_hash(example))
             if task.cached is not None and task.cached.scores:
-                self._check_ranges(task)
+                self._check_ranges(task, task.cached.scores)
         return task
 
-    def _check_ranges(self, task: RowTask) -> None:
+    def _check_ranges(self, task: RowTask, scores: dict[str, dict[str, Any]]) -> None:
         """Drop cached scores outside their evaluator's declared range: they are computed again."""
-        scores = task.cached.scores
         for evaluator, key in zip(task.evaluators, task.evaluator_keys, strict=False):
             hit = scores.get(key)
             if hit is not None and not self._spec_in_range(evaluator, hit["scores"]):
@@ -363,8 +362,8 @@ def evaluate(
     scoring = second_pass.kind != "rows" or all(
         isinstance(system, (Precomputed, RowSystems)) for system in system_list
     )
-    sizes = [len(rows) if isinstance(rows, Sequence) else None for _, rows in named]
-    total = None if None in sizes else len(system_list) * sum(sizes)  # type: ignore[arg-type]
+    sizes = [len(rows) for _, rows in named if isinstance(rows, Sequence)]
+    total = len(system_list) * sum(sizes) if len(sizes) == len(named) else None
     bar = Progress(total, label="scoring" if scoring else "running", enabled=config.output.progress)
     summarize = Summarizer(
         analysis.metrics,
@@ -474,10 +473,10 @@ class _Delivery:
                 return
             self._hand_on(row)
             while self._waiting:
-                row = self._waiting.pop(self._next, None)
-                if row is None:
+                waited = self._waiting.pop(self._next, None)
+                if waited is None:
                     break
-                self._hand_on(row)
+                self._hand_on(waited)
 
     def before(self, rows: Iterable[EvalRow]) -> None:
         """Rows finished before the run's tasks (not numbered among them), handed on first."""

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
 
 
-class Scores(dict):
+class Scores(dict[str, Any]):
     """The scores of one evaluator for one row, plus an optional soft failure and token usage.
 
     It compares equal to a plain dict, so an evaluator's documented return value still holds.  An
@@ -16,13 +17,15 @@ class Scores(dict):
     run report what its judges cost.  ``weights`` give a field's weight in the summary's mean (by
     default every row weighs 1): a row that scores the fraction of its 3 instructions followed
     weighs 3, so the mean is the fraction of all instructions followed.
+
+    Its values are numbers; a template judge's also carry the judge's grade, a string.
     """
 
     __slots__ = ("failure", "usage", "weights")
 
     def __init__(
         self,
-        scores: Mapping[str, float] = (),
+        scores: Mapping[str, Any] | Iterable[tuple[str, Any]] = (),
         *,
         failure: str | None = None,
         usage: Mapping[str, float] | None = None,
@@ -33,9 +36,14 @@ class Scores(dict):
         self.usage = dict(usage) if usage else None
         self.weights = dict(weights) if weights else None
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[..., Scores], tuple[object, ...]]:
         return (_rebuild, (dict(self), self.failure, self.usage, self.weights))
 
 
-def _rebuild(scores, failure, usage, weights=None):
+def _rebuild(
+    scores: dict[str, Any],
+    failure: str | None,
+    usage: dict[str, float] | None,
+    weights: dict[str, float] | None = None,
+) -> Scores:
     return Scores(scores, failure=failure, usage=usage, weights=weights)

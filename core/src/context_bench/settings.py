@@ -28,12 +28,14 @@ class Settings:
 
     #: The prefix of the plugin's flags and of their dests (``acme``: ``--acme-url``, ``acme_url``).
     namespace: ClassVar[str]
+    #: What makes a subclass an attrs class (``attrs.fields`` reads it); declared for the type checker.
+    __attrs_attrs__: ClassVar[tuple[attrs.Attribute[Any], ...]]
 
     @classmethod
     def dest(cls, field: str) -> str:
         """The run option (a flag's dest) that ``field`` stands for: ``AcmeSettings.dest("url")``
         is ``acme_url``, what a rule ``requires``."""
-        if field not in attrs.fields_dict(cls):  # type: ignore[arg-type]
+        if field not in attrs.fields_dict(cls):
             raise AttributeError(f"{cls.__name__} has no setting {field!r}")
         return f"{cls.namespace}_{field}"
 
@@ -42,7 +44,7 @@ class Settings:
         """The record in a run's options (a rule's build gets its plugin's share): a setting left
         unset (None, or absent) keeps its default."""
         given = {}
-        for field in attrs.fields(cls):  # type: ignore[arg-type]
+        for field in attrs.fields(cls):
             value = options.get(f"{cls.namespace}_{field.name}")
             if value is not None:
                 given[field.name] = value
@@ -51,8 +53,7 @@ class Settings:
     def options(self) -> dict[str, Any]:
         """The record as run options: each setting by its dest."""
         return {
-            f"{self.namespace}_{field.name}": getattr(self, field.name)
-            for field in attrs.fields(type(self))  # type: ignore[arg-type]
+            f"{self.namespace}_{field.name}": getattr(self, field.name) for field in attrs.fields(type(self))
         }
 
 

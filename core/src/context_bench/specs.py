@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from .direction import HIGHER, LOWER
 from .errors import UsageError
+
+if TYPE_CHECKING:
+    from .executor import Executor
 
 #: A callable, or a lazy reference ``"package.module:attribute"`` resolved only when used, so that
 #: listing what a plugin offers never imports its heavy modules.
@@ -262,7 +265,10 @@ class ExecutorSpec:
     description: str = ""
     options: tuple[str, ...] = attrs.field(converter=_as_tuple, default=())
 
-    def build(self, max_concurrency: int, call_timeout: float | None, options: Mapping[str, Any]) -> Any:
+    def build(self, max_concurrency: int, call_timeout: float | None, options: Mapping[str, Any]) -> Executor:
         """An executor for a run with these limits and run options (only this spec's own are passed)."""
         own = {key: options[key] for key in self.options if options.get(key) is not None}
-        return resolve(self.factory)(max_concurrency=max_concurrency, call_timeout=call_timeout, **own)
+        executor: Executor = resolve(self.factory)(
+            max_concurrency=max_concurrency, call_timeout=call_timeout, **own
+        )
+        return executor

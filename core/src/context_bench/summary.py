@@ -169,7 +169,7 @@ class _Group:
         #: Positions (in ``columns``) of the errored rows: they get their failure values at the end.
         self.errored = array("q")
         #: A score field's per-row weight, kept from the first weighted row on (else every row weighs 1).
-        self.weights: dict[str, array] | None = None
+        self.weights: dict[str, array[float]] | None = None
         self.failures: Counter[str] = Counter()
         #: Per score field, the rows where it is a fallback (its evaluator failed on them).
         self.failed: Counter[str] = Counter()
@@ -289,7 +289,7 @@ def _failed(group: _Group) -> dict[str, FailedField]:
     return found
 
 
-def _finite(figures: dict[str, float]) -> dict[str, float | None]:
+def _finite(figures: Mapping[str, float | None]) -> dict[str, float | None]:
     """JSON has no NaN or infinity: those become None."""
     return {k: None if isinstance(v, float) and not math.isfinite(v) else v for k, v in figures.items()}
 

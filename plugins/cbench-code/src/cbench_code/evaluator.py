@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future
-from typing import Any
+from typing import Any, TypedDict
 
 from .passk import pass_at_k
 from .pool import SandboxPool, missing_layers, pack_tests
@@ -38,6 +38,19 @@ def _responses(processed: Mapping[str, Any]) -> list[str]:
         if response is not None and not isinstance(response, str):
             raise ValueError(f"CodeExecution: {where}[{i}] must be a string, got {type(response).__name__}")
     return [r or "" for r in responses]
+
+
+class Arguments(TypedDict):
+    """CodeExecution's arguments as given: what it pickles as, and (less ``workers``) its cache key."""
+
+    timeout: float
+    k: int | Iterable[int]
+    workers: int | None
+    memory_mb: int
+    calibrate: bool
+    calibration_factor: float
+    min_timeout: float
+    disable: tuple[str, ...]
 
 
 class SandboxError(RuntimeError):
@@ -87,16 +100,16 @@ class CodeExecution:
                 )
         if not isinstance(memory_mb, int) or memory_mb < 64:
             raise ValueError(f"CodeExecution: memory_mb must be an integer of at least 64, got {memory_mb!r}")
-        self._config = {
-            "timeout": timeout,
-            "k": k,
-            "workers": workers,
-            "memory_mb": memory_mb,
-            "calibrate": calibrate,
-            "calibration_factor": calibration_factor,
-            "min_timeout": min_timeout,
-            "disable": tuple(disable),
-        }
+        self._config = Arguments(
+            timeout=timeout,
+            k=k,
+            workers=workers,
+            memory_mb=memory_mb,
+            calibrate=calibrate,
+            calibration_factor=calibration_factor,
+            min_timeout=min_timeout,
+            disable=tuple(disable),
+        )
         self.timeout = float(timeout)
         self.k = _positive_ints(k)
         self.memory_mb = memory_mb
@@ -104,10 +117,10 @@ class CodeExecution:
         self.calibration_factor = float(calibration_factor)
         self.min_timeout = float(min_timeout)
         self.pool = SandboxPool(workers, self._config["disable"])
-        self._references: dict[tuple[str, str], Future] = {}
+        self._references: dict[tuple[str, str], Future[SampleResult]] = {}
         self._references_lock = threading.Lock()
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[Arguments], CodeExecution], tuple[Arguments]]:
         """Pickled as its configuration: an executor elsewhere starts its own sandbox server."""
         return (_rebuild, (self._config,))
 
@@ -133,11 +146,11 @@ class CodeExecution:
 
     # -- scoring -----------------------------------------------------------------------------
 
-    def score(self, original: dict, processed: dict) -> dict[str, float]:
+    def score(self, original: Mapping[str, Any], processed: Mapping[str, Any]) -> dict[str, float]:
         results = self.check(original, processed)
         return self._scores(results) if results is not None else {}
 
-    async def ascore(self, original: dict, processed: dict) -> dict[str, float]:
+    async def ascore(self, original: Mapping[str, Any], processed: Mapping[str, Any]) -> dict[str, float]:
         problem = problem_of(original)
         if problem is None:
             return {}
@@ -181,7 +194,7 @@ class CodeExecution:
 
     def _submit(
         self, problem: Problem, programs: list[str | None], timeout: float
-    ) -> list[SampleResult | Future]:
+    ) -> list[SampleResult | Future[SampleResult]]:
         return [
             SampleResult("failed", "SyntaxError: no reading of the response is valid Python")
             if program is None
@@ -189,7 +202,7 @@ class CodeExecution:
             for program in programs
         ]
 
-    def _reference(self, problem: Problem) -> Future | None:
+    def _reference(self, problem: Problem) -> Future[SampleResult] | None:
         """The reference solution's run, started once per problem when calibrating."""
         if not self.calibrate or problem.reference is None:
             return None
@@ -215,5 +228,5 @@ class CodeExecution:
         return scores
 
 
-def _rebuild(config: dict[str, Any]) -> CodeExecution:
+def _rebuild(config: Arguments) -> CodeExecution:
     return CodeExecution(**config)

@@ -6,6 +6,8 @@ report behind ``context-bench plugins`` is a cheap forecast (:mod:`cbench_code.l
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from context_bench import AutowireRule, DatasetSpec, EvaluatorSpec, hookimpl
 
 from .sources import HUMANEVAL, MBPP
@@ -29,7 +31,7 @@ _DATASETS = [
 
 
 @hookimpl
-def cbench_register_evaluators(register):
+def cbench_register_evaluators(register: Callable[[EvaluatorSpec], None]) -> None:
     register(
         EvaluatorSpec(
             "CodeExecution",
@@ -45,20 +47,20 @@ def cbench_register_evaluators(register):
 
 
 @hookimpl
-def cbench_register_autowire(register):
+def cbench_register_autowire(register: Callable[[AutowireRule], None]) -> None:
     register(AutowireRule("CodeExecution", datasets=["humaneval", "mbpp"]))
     register(AutowireRule("CodeExecution", fields=["test", "entry_point"]))
     register(AutowireRule("CodeExecution", fields=["test_list"]))
 
 
 @hookimpl
-def cbench_register_datasets(register):
+def cbench_register_datasets(register: Callable[[DatasetSpec], None]) -> None:
     for spec in _DATASETS:
         register(spec)
 
 
 @hookimpl
-def cbench_plugin_info():
+def cbench_plugin_info() -> dict[str, str]:
     try:
         from .layers import forecast
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -77,7 +77,7 @@ class IFEvalChecker:
 
     name = "ifeval"
 
-    def score(self, original: dict, processed: dict) -> dict[str, float]:
+    def score(self, original: Mapping[str, Any], processed: Mapping[str, Any]) -> dict[str, float]:
         checks = build_checks(original.get("instruction_id_list"), original.get("kwargs"))
         response = processed.get("response")
         if not isinstance(response, str):

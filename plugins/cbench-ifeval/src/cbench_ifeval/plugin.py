@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import metadata
 
 from context_bench import AutowireRule, DatasetSpec, EvaluatorSpec, hookimpl
@@ -13,7 +14,7 @@ CBENCH_PLUGIN_API = 1
 
 
 @hookimpl
-def cbench_register_evaluators(register):
+def cbench_register_evaluators(register: Callable[[EvaluatorSpec], None]) -> None:
     register(
         EvaluatorSpec(
             "IFEvalChecker",
@@ -27,13 +28,13 @@ def cbench_register_evaluators(register):
 
 
 @hookimpl
-def cbench_register_autowire(register):
+def cbench_register_autowire(register: Callable[[AutowireRule], None]) -> None:
     register(AutowireRule("IFEvalChecker", datasets=["ifeval"]))
     register(AutowireRule("IFEvalChecker", fields=["instruction_id_list"]))
 
 
 @hookimpl
-def cbench_register_datasets(register):
+def cbench_register_datasets(register: Callable[[DatasetSpec], None]) -> None:
     register(
         DatasetSpec(
             "ifeval",
@@ -46,7 +47,7 @@ def cbench_register_datasets(register):
 
 
 @hookimpl
-def cbench_plugin_info():
+def cbench_plugin_info() -> dict[str, str]:
     def version(dist: str) -> str:
         try:
             return metadata.version(dist)

@@ -139,10 +139,10 @@ class BaseJudge:
         """Calls, cache hits, failures and tokens of this evaluator's judge so far."""
         return self._client.stats
 
-    def score(self, original: dict, processed: dict) -> dict[str, float]:
+    def score(self, original: Mapping[str, Any], processed: Mapping[str, Any]) -> dict[str, float]:
         return loop.run_sync(self._score(original, processed))
 
-    async def ascore(self, original: dict, processed: dict) -> dict[str, float]:
+    async def ascore(self, original: Mapping[str, Any], processed: Mapping[str, Any]) -> dict[str, float]:
         return await loop.run_async(self._score(original, processed))
 
     async def _score(self, original: Mapping[str, Any], processed: Mapping[str, Any]) -> Scores:

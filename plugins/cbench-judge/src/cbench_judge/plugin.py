@@ -8,8 +8,10 @@ the judges, the loaders nor ``datasets``.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from context_bench import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, hookimpl
+from context_bench.hookspecs import OptionGroup
 
 from .settings import JudgeSettings
 from .sources import ALPACA_EVAL, MT_BENCH
@@ -144,38 +146,38 @@ _COMMANDS = [
 
 
 @hookimpl
-def cbench_register_commands(register):
+def cbench_register_commands(register: Callable[[CommandSpec], None]) -> None:
     for spec in _COMMANDS:
         register(spec)
 
 
 @hookimpl
-def cbench_register_evaluators(register):
+def cbench_register_evaluators(register: Callable[[EvaluatorSpec], None]) -> None:
     for spec in _EVALUATORS:
         register(spec)
 
 
 @hookimpl
-def cbench_register_autowire(register):
+def cbench_register_autowire(register: Callable[[AutowireRule], None]) -> None:
     for rule in _RULES:
         register(rule)
 
 
 @hookimpl
-def cbench_register_datasets(register):
+def cbench_register_datasets(register: Callable[[DatasetSpec], None]) -> None:
     for spec in _DATASETS:
         register(spec)
 
 
 @hookimpl
-def cbench_add_options(group):
+def cbench_add_options(group: OptionGroup) -> None:
     from .options import add_options
 
     add_options(group)
 
 
 @hookimpl
-def cbench_plugin_info():
+def cbench_plugin_info() -> dict[str, str]:
     from .defaults import DEFAULT_CONCURRENCY, DEFAULT_MODEL
 
     return {

@@ -183,10 +183,10 @@ class _TemplateJudgeBase:
         models = {config.model for config in self._judges.values()}
         return models.pop() if len(models) == 1 else None
 
-    def score(self, original: dict, processed: dict) -> dict[str, float]:
+    def score(self, original: Mapping[str, Any], processed: Mapping[str, Any]) -> dict[str, float]:
         return loop.run_sync(self._score(original, processed))
 
-    async def ascore(self, original: dict, processed: dict) -> dict[str, float]:
+    async def ascore(self, original: Mapping[str, Any], processed: Mapping[str, Any]) -> dict[str, float]:
         return await loop.run_async(self._score(original, processed))
 
     async def _grade(self, sample: Mapping[str, Any], key: str) -> Scores:
@@ -334,13 +334,14 @@ class JudgePanel(_TemplateJudgeBase):
             *(self._grade(sample, key) for key in keys), return_exceptions=self.strict
         )
         errors = [r for r in results if isinstance(r, BaseException)]
+        scored = [r for r in results if not isinstance(r, BaseException)]
         if errors:
             if not isinstance(errors[0], JudgeError):
                 raise errors[0]
             raise type(errors[0])(f"{len(errors)} of {len(keys)} judges failed: {errors[0].reason}")
-        graded = dict(zip(keys, results, strict=True))
+        graded = dict(zip(keys, scored, strict=True))
         scores: dict[str, float] = {f"{self.name}_{k}": r["judge_score"] for k, r in graded.items()}
-        good = [r["judge_score"] for r in results if not r.failure]
+        good = [r["judge_score"] for r in scored if not r.failure]
         scores[self.name] = self._aggregate(good) if good else 0.0
         failed = [(k, r.failure) for k, r in graded.items() if r.failure]
         failure = None
@@ -349,7 +350,7 @@ class JudgePanel(_TemplateJudgeBase):
             detail = "; ".join(f"{k}: {f}" for k, f in failed)
             failure = f"{kind}: {len(failed)} of {len(keys)} judges failed ({detail})"
         usage: dict[str, float] = {}
-        for result in results:
+        for result in scored:
             for field, value in (result.usage or {}).items():
                 usage[field] = usage.get(field, 0.0) + value
         return Scores(scores, failure=failure, usage=usage or None)

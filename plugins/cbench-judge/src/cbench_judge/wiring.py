@@ -62,7 +62,7 @@ def needs_reference(options: Mapping[str, Any]) -> bool:
     return template is not None and "reference" in BUILTIN[template].placeholders
 
 
-def build_llm_judge(options: Mapping[str, Any]) -> Any:
+def build_llm_judge(options: Mapping[str, Any]) -> LLMJudge | JudgeEvaluator:
     """``LLMJudge``, or the template judge ``--judge-template`` names."""
     common = _common(options)
     template = _template(options)
@@ -71,13 +71,13 @@ def build_llm_judge(options: Mapping[str, Any]) -> Any:
     return JudgeEvaluator(template=template, **common)
 
 
-def build_open_judge(options: Mapping[str, Any]) -> Any:
+def build_open_judge(options: Mapping[str, Any]) -> LLMJudge | JudgeEvaluator | None:
     """The judge of rows that need only a question: None when the judge asked for needs a reference
     (the rules that carry a reference build it, so a row without one is not judged at all)."""
     return None if needs_reference(options) else build_llm_judge(options)
 
 
-def build_reference_judge(options: Mapping[str, Any]) -> Any:
+def build_reference_judge(options: Mapping[str, Any]) -> LLMJudge | JudgeEvaluator | None:
     """The judge of rows with a question and a reference, when the judge asked for needs one."""
     return build_llm_judge(options) if needs_reference(options) else None
 

@@ -5,7 +5,10 @@ Everything here is lazy: listing or auto-wiring imports no loader, no jieba and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from context_bench import AutowireRule, DatasetSpec, EvaluatorSpec, hookimpl
+from context_bench.hookspecs import OptionGroup
 
 from .sources import (
     LONGBENCH,
@@ -107,7 +110,7 @@ _DATASETS = [
 
 
 @hookimpl
-def cbench_register_evaluators(register):
+def cbench_register_evaluators(register: Callable[[EvaluatorSpec], None]) -> None:
     register(
         EvaluatorSpec(
             "LongBenchScore",
@@ -154,7 +157,7 @@ def cbench_register_evaluators(register):
 
 
 @hookimpl
-def cbench_register_autowire(register):
+def cbench_register_autowire(register: Callable[[AutowireRule], None]) -> None:
     register(AutowireRule("LongBenchScore", datasets=LONGBENCH_NAMES))
     register(AutowireRule("SubspanEM", datasets=SUBSPAN_NAMES))
     register(AutowireRule("MeetingBankSummary", datasets=("meetingbank-summary",)))
@@ -162,13 +165,13 @@ def cbench_register_autowire(register):
 
 
 @hookimpl
-def cbench_register_datasets(register):
+def cbench_register_datasets(register: Callable[[DatasetSpec], None]) -> None:
     for spec in _DATASETS:
         register(spec)
 
 
 @hookimpl
-def cbench_plugin_info():
+def cbench_plugin_info() -> dict[str, str]:
     return {
         "Chinese words": "jieba's accurate mode and default dictionary, as LongBench's metrics.py cuts",
         "code edit similarity": "fuzzywuzzy's fuzz.ratio on its pure-Python back end (difflib)",
@@ -177,7 +180,7 @@ def cbench_plugin_info():
 
 
 @hookimpl
-def cbench_add_options(group):
+def cbench_add_options(group: OptionGroup) -> None:
     group.add_argument(
         "--longbench-cot",
         action="store_true",

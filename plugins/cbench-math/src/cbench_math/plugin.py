@@ -6,8 +6,11 @@ evaluator module, the loaders nor ``datasets``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from context_bench import AutowireRule, DatasetSpec, EvaluatorSpec, hookimpl
 from context_bench.bounds import flag_type
+from context_bench.hookspecs import OptionGroup
 
 from .sources import GSM8K, MATH, MGSM
 
@@ -36,7 +39,7 @@ _DATASETS = [
 
 
 @hookimpl
-def cbench_register_evaluators(register):
+def cbench_register_evaluators(register: Callable[[EvaluatorSpec], None]) -> None:
     register(
         EvaluatorSpec(
             "MathEquivalence",
@@ -53,7 +56,7 @@ def cbench_register_evaluators(register):
 
 
 @hookimpl
-def cbench_register_autowire(register):
+def cbench_register_autowire(register: Callable[[AutowireRule], None]) -> None:
     register(
         AutowireRule(
             "MathEquivalence",
@@ -64,13 +67,13 @@ def cbench_register_autowire(register):
 
 
 @hookimpl
-def cbench_register_datasets(register):
+def cbench_register_datasets(register: Callable[[DatasetSpec], None]) -> None:
     for spec in _DATASETS:
         register(spec)
 
 
 @hookimpl
-def cbench_add_options(group):
+def cbench_add_options(group: OptionGroup) -> None:
     group.add_argument(
         "--math-timeout",
         type=flag_type("--math-timeout"),
@@ -88,5 +91,5 @@ def cbench_add_options(group):
 
 
 @hookimpl
-def cbench_plugin_info():
+def cbench_plugin_info() -> dict[str, str]:
     return {"deadline": "per case, in a killable worker process", "symbolic": "sympy (in the worker)"}

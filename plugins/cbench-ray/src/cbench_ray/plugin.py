@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from context_bench import ExecutorSpec, hookimpl
 from context_bench.bounds import flag_type
+from context_bench.hookspecs import OptionGroup
 
 CBENCH_PLUGIN_API = 1
 
 
 @hookimpl
-def cbench_register_executors(register):
+def cbench_register_executors(register: Callable[[ExecutorSpec], None]) -> None:
     register(
         ExecutorSpec(
             "ray",
@@ -21,7 +24,7 @@ def cbench_register_executors(register):
 
 
 @hookimpl
-def cbench_add_options(group):
+def cbench_add_options(group: OptionGroup) -> None:
     group.add_argument(
         "--ray-address",
         default=None,
@@ -39,7 +42,7 @@ def cbench_add_options(group):
 
 
 @hookimpl
-def cbench_plugin_info():
+def cbench_plugin_info() -> dict[str, str]:
     from importlib.metadata import PackageNotFoundError, version
 
     try:

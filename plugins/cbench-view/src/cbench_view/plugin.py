@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from context_bench import CommandSpec, hookimpl
 
 CBENCH_PLUGIN_API = 1
 
 
 @hookimpl
-def cbench_register_commands(register):
+def cbench_register_commands(register: Callable[[CommandSpec], None]) -> None:
     register(
         CommandSpec(
             "view",
