@@ -15,6 +15,7 @@ import attrs
 from ..errors import Interrupted, UsageError
 from ..plugins import PluginHost
 from ..reports import FORMATS
+from .gating import emit
 from .history import add_store_option, stored_or_file
 from .run_options import (
     RunOptions,
@@ -22,7 +23,6 @@ from .run_options import (
     add_figure_options,
     add_run_options,
     check_reachable,
-    emit,
 )
 from .system_flags import add_system_flags
 
@@ -179,7 +179,7 @@ def _run_recorded(
     from ..reports.sections import printable
     from ..reports.table import fitted
     from ..runner import RowSystems, SecondPass, evaluate
-    from .run_options import with_models
+    from .gating import with_models
 
     config = options.config
     named = inputs.names(RowSystems.default)
@@ -339,7 +339,8 @@ def cmd_compare(args: argparse.Namespace, host: PluginHost) -> int:
     from ..gates import Gates
     from ..records import EvalResult
     from ..summary import Summarizer
-    from .run_options import analysis_from_args, check_out
+    from .run_options import analysis_from_args
+    from .writing import check_out
 
     if args.out:
         check_out(args.out, args.output)
@@ -364,7 +365,7 @@ def cmd_show(args: argparse.Namespace, host: PluginHost) -> int:
     from ..compare_runs import read_report
     from ..config import Output, RunConfig
     from ..gates import Gates
-    from .run_options import check_out
+    from .writing import check_out
 
     if args.out:
         check_out(args.out, args.output)
