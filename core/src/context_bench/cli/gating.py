@@ -15,13 +15,14 @@ if TYPE_CHECKING:
 
     from ..analysis import Analysis
     from ..records import EvalResult
+    from ..reports import RowStream
     from .run_options import RunOptions
 
 
 def emit(
     result: EvalResult,
     options: RunOptions,
-    written: Any = None,
+    written: RowStream | None = None,
     record: Callable[[EvalResult], None] | None = None,
 ) -> int:
     """Write the report the flags ask for, then apply the gates; return the exit status: 0, 1 when
@@ -34,9 +35,9 @@ def emit(
     none, the process's command line; secrets removed.  Text
     that cannot be encoded (a lone surrogate from a row or a reply) is written as U+FFFD, with a
     warning; ``--out`` is replaced atomically, so a failed write leaves an earlier report whole.
-    ``written``: the stream that already wrote the rows' report as the run went (a JSONL
-    ``Writer``; ``replaced`` counts its repaired characters), or one that let them go (the
-    table and Markdown, rendered here from the summary).  ``record`` is given the finished result
+    ``written``: the :class:`~context_bench.reports.RowStream` the run handed its rows to as they
+    finished (``cli.writing.report_stream``), whose ``finish`` writes the report; None: the report
+    rendered whole from ``result``.  ``record`` is given the finished result
     before the report is written (a :class:`~context_bench.cli.Recording`'s ``finish``).
     """
     from ..encodable import repair_text

@@ -26,7 +26,6 @@ from ..defaults import (
 from ..errors import UsageError
 from ..gates import DEFAULT_MAX_FAILURE_RATE, Gates
 from ..plugins import PluginHost
-from ..reports import FORMATS
 from ..specs import ExecutorSpec
 from .history import add_store_option, add_tag_option
 from .writing import check_out
@@ -79,9 +78,7 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         help="where rows are worked on: an executor a plugin registers (default local, this process; "
         "`context-bench plugins` lists them)",
     )
-    parser.add_argument(
-        "--output", choices=FORMATS, default=DEFAULT_FORMAT, help=f"report format (default {DEFAULT_FORMAT})"
-    )
+    add_output_option(parser, host)
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
     add_detail_option(parser)
     add_store_option(parser)
@@ -174,6 +171,21 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     )
     add_figure_options(parser)
     host.add_options(parser.add_argument_group("plugin options"))
+
+
+def add_output_option(
+    parser: argparse.ArgumentParser, host: PluginHost, default: str = DEFAULT_FORMAT
+) -> None:
+    """``--output``: a report format ``host`` holds (the core's and every plugin's,
+    ``cbench_register_formats``), each one's description in the help."""
+    specs = [spec for _, spec in host.formats()]
+    described = "; ".join(f"{spec.name}: {spec.description}" for spec in specs if spec.description)
+    parser.add_argument(
+        "--output",
+        choices=[spec.name for spec in specs],
+        default=default,
+        help=f"report format (default {default})" + (f": {described}" if described else ""),
+    )
 
 
 def add_detail_option(parser: argparse.ArgumentParser) -> None:
