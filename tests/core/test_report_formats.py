@@ -6,10 +6,12 @@ refused, that format alone, in one line."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 import types
 import warnings
 
+import attrs
 import pytest
 
 from context_bench import CommandSpec, EvalResult, FormatSpec, hookimpl
@@ -192,6 +194,23 @@ def test_a_streaming_format_gets_each_row_as_it_finishes_and_the_run_holds_none(
     assert SEEN == []
 
 
+def test_the_file_a_format_writes_beside_out_is_checked_before_any_row_runs(host, qa, capsys, workdir):
+    here = os.path.realpath(workdir)
+    (workdir / "report.rows.jsonl").mkdir()  # where a big run's HTML rows would go
+    assert cli(host, "score", qa, "--output", "html", "--out", "report.html", "--no-progress") == 2
+    said = f"context-bench: error: --out (its rows file) {here}/report.rows.jsonl: is a directory\n"
+    assert capsys.readouterr().err == said
+    SEEN.clear()
+    indexed = attrs.evolve(IDS, side_file=lambda out: out + ".idx")
+    (workdir / "ids.txt.idx").mkdir()
+    assert cli(isolated_host(plugin("ids", indexed)), "score", qa, "--output", "ids", "--out", "ids.txt") == 2
+    assert (
+        capsys.readouterr().err
+        == f"context-bench: error: --out (its rows file) {here}/ids.txt.idx: is a directory\n"
+    )
+    assert SEEN == []
+
+
 def test_a_format_the_core_or_another_plugin_has_is_refused_alone_in_one_line(capsys, qa):
     stolen = FormatSpec("json", tsv, "not the core's JSON")
     taker = plugin("taker", stolen, TSV)
@@ -252,3 +271,11 @@ def _command_plugin(spec):
     module.CBENCH_PLUGIN_API = 1
     module.cbench_register_commands = hookimpl(lambda register: register(spec))
     return module
+
+
+def test_the_formats_tuple_of_earlier_releases_still_reads_with_a_deprecation_warning():
+    import context_bench.reports as reports
+
+    with pytest.warns(DeprecationWarning, match=r"call context_bench.reports.formats\(\)"):
+        assert reports.FORMATS == formats()
+    assert formats()[:6] == CORE

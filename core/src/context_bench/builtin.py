@@ -168,6 +168,7 @@ _FORMATS = [
         extension=".html",
         stream=_CLI + "streams:HtmlStream",
         shows_warnings=True,
+        side_file=_REPORTS + "html:rows_file",
     ),
     FormatSpec(
         "csv",

@@ -288,7 +288,9 @@ class FormatSpec:
     format that neither streams nor says so is given every row.  ``shows_warnings``: the report
     shows the summary's warnings itself, so on a terminal they are not said on stderr too.
     ``note(result) -> str`` is a line said on stderr before the report (the table's counts of the
-    run, which its one screen leaves out).  Names are public; the core's are reserved.
+    run, which its one screen leaves out); ``side_file(out) -> str`` the file a run may write beside
+    ``--out`` (a big run's HTML rows), checked before the run as ``--out`` is.  Names are public;
+    the core's are reserved.
     """
 
     name: str
@@ -299,6 +301,7 @@ class FormatSpec:
     summary_only: bool = False
     shows_warnings: bool = False
     note: Ref | None = None
+    side_file: Ref | None = None
 
     @property
     def streams(self) -> bool:

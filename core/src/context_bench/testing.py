@@ -70,7 +70,7 @@ def check_plugin(plugin: Any) -> PluginInfo:
         missing = sorted(set(executor.options) - added)
         assert not missing, f"executor {executor.name} takes options the plugin does not add: {missing}"
     for fmt in info.formats:
-        for part in ("writer", "stream", "note"):
+        for part in ("writer", "stream", "note", "side_file"):
             ref = getattr(fmt, part)
             assert ref is None or callable(resolve(ref)), (
                 f"{part} of report format {fmt.name} is not callable"

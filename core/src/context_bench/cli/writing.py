@@ -18,14 +18,16 @@ if TYPE_CHECKING:
 
 def check_out(out: str, output: str) -> None:
     """Refuse an ``--out`` nothing can be written to before the run, not after its rows were paid
-    for (:func:`~context_bench.files.check_target`); for HTML, the rows file beside it too."""
+    for (:func:`~context_bench.files.check_target`), and the file its format writes beside it
+    (``FormatSpec.side_file``: a big run's HTML rows) too."""
     from ..files import check_target, written_through
+    from ..plugins import get_host
+    from ..specs import resolve
 
     check_target(out)
-    if output == "html" and not written_through(out):
-        from ..reports.html import rows_file
-
-        check_target(rows_file(os.path.realpath(out)), "--out (its rows file)")
+    side_file = get_host().find_format(output).side_file
+    if side_file is not None and not written_through(out):  # a device or pipe has no "beside"
+        check_target(resolve(side_file)(os.path.realpath(out)), "--out (its rows file)")
 
 
 def write_report(result: EvalResult, output: Output, written: RowStream | None = None) -> None:
