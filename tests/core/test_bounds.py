@@ -17,9 +17,12 @@ from context_bench.bounds import BOUNDS, FIGURES, flag_type
 from context_bench.cli import build_parser
 from context_bench.plugins import PluginHost
 from context_bench.records import EvalResult, EvalRow
-from context_bench.reports import FORMATS, render
+from context_bench.reports import formats, render
 from context_bench.summary import Summarizer
-from context_bench.testing import FakeServer, Reply, last_user_message
+from context_bench.testing import FakeServer, Reply, isolated_host, last_user_message
+
+#: The core's report formats (a host of the built-ins alone).
+FORMATS = formats(isolated_host())
 
 _spec = importlib.util.spec_from_file_location("cbench_browser", Path(__file__).parents[1] / "browser.py")
 browser = importlib.util.module_from_spec(_spec)

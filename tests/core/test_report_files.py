@@ -15,10 +15,14 @@ from context_bench.encodable import repair_text as encodable
 from context_bench.files import atomic_write_text
 from context_bench.metadata import describe_system, run_metadata
 from context_bench.records import GroupSummary, Summary
-from context_bench.reports import FORMATS, View, render
+from context_bench.reports import View, formats, render
 from context_bench.secrets import redact, redact_command
 from context_bench.summary import Summarizer
 from context_bench.systems import OpenAIProxy
+from context_bench.testing import isolated_host
+
+#: The core's report formats (a host of the built-ins alone).
+FORMATS = formats(isolated_host())
 
 LONE = "\ud800"
 

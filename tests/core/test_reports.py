@@ -18,8 +18,12 @@ from context_bench.records import (
     Summary,
     SystemSummary,
 )
-from context_bench.reports import FORMATS, View, render
+from context_bench.reports import View, formats, render
 from context_bench.reports.sections import figure, score
+from context_bench.testing import isolated_host
+
+#: The core's report formats (a host of the built-ins alone).
+FORMATS = formats(isolated_host())
 
 SCRIPT_ID = "<script>alert(1)</script>"
 ANSWER_FIELDS = ("f1", "exact_match", "recall", "contains")

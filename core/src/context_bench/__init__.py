@@ -19,7 +19,7 @@ from .lazy import import_target, lazy_getattr
 from .plugins import ENTRY_POINT_GROUP, PLUGIN_API_VERSION
 from .protocols import Evaluator, Metric, System
 from .scores import Scores
-from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, ExecutorSpec
+from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, ExecutorSpec, FormatSpec
 
 __version__ = "1.0.0"
 
@@ -65,6 +65,7 @@ __all__ = [
     "EvaluatorNotFound",
     "EvaluatorSpec",
     "ExecutorSpec",
+    "FormatSpec",
     "Limits",
     "Metric",
     "OpenAIProxy",

@@ -1,11 +1,12 @@
-"""The core's own evaluators and auto-wire rules, registered through the same hooks as any plugin."""
+"""The core's own evaluators, auto-wire rules, data sets, commands, executor and report formats,
+registered through the same hooks as any plugin."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from .hookspecs import hookimpl
-from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, ExecutorSpec
+from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, ExecutorSpec, FormatSpec
 
 CBENCH_PLUGIN_API = 1
 
@@ -125,6 +126,58 @@ _COMMANDS = [
     ),
 ]
 
+_REPORTS = "context_bench.reports."
+#: The core's report formats, registered first (``--output`` offers them in this order): a plugin
+#: format of any of these names is refused.
+_FORMATS = [
+    FormatSpec(
+        "table",
+        _REPORTS + "table:render",
+        "for a terminal: the verdict, the key figures and the warnings on one screen (--detail: every table)",
+        extension=".txt",
+        summary_only=True,
+        shows_warnings=True,
+        note=_REPORTS + "table:note",
+    ),
+    FormatSpec(
+        "markdown",
+        _REPORTS + "markdown:render",
+        "for a pull request or a notebook: the verdict as a list, a table per section",
+        extension=".md",
+        summary_only=True,
+        shows_warnings=True,
+    ),
+    FormatSpec(
+        "json",
+        _REPORTS + "json:render",
+        "the whole result: the verdict, the summary, the run's metadata and every row",
+        extension=".json",
+        stream=_CLI + "streams:JsonStream",
+    ),
+    FormatSpec(
+        "jsonl",
+        _REPORTS + "jsonl:render",
+        "one row per line, written as the run goes (`score` scores it again)",
+        extension=".jsonl",
+        stream=_CLI + "streams:JsonlStream",
+    ),
+    FormatSpec(
+        "html",
+        _REPORTS + "html:render",
+        "a self-contained page: charts, the tables and every row (a big run's rows in a file beside it)",
+        extension=".html",
+        stream=_CLI + "streams:HtmlStream",
+        shows_warnings=True,
+        side_file=_REPORTS + "html:rows_file",
+    ),
+    FormatSpec(
+        "csv",
+        _REPORTS + "csv:render",
+        "one line per row, for a spreadsheet or a data frame",
+        extension=".csv",
+    ),
+]
+
 
 @hookimpl
 def cbench_register_evaluators(register: Callable[[EvaluatorSpec], None]) -> None:
@@ -161,3 +214,9 @@ def cbench_register_executors(register: Callable[[ExecutorSpec], None]) -> None:
             "rows in this process: worker threads, or an event loop for async systems and evaluators",
         )
     )
+
+
+@hookimpl
+def cbench_register_formats(register: Callable[[FormatSpec], None]) -> None:
+    for spec in _FORMATS:
+        register(spec)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
 
-from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, ExecutorSpec
+from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, ExecutorSpec, FormatSpec
 
 if TYPE_CHECKING:
     import argparse
@@ -103,6 +103,21 @@ def cbench_register_executors(register: Callable[[ExecutorSpec], None]) -> None:
 
     ``options`` names the flags (added through ``cbench_add_options``) the executor's factory takes.
     A name already taken (by the core or an earlier plugin) is refused: that executor alone.
+    """
+
+
+@hookspec
+def cbench_register_formats(register: Callable[[FormatSpec], None]) -> None:
+    """Register report formats: ``register(FormatSpec(name, writer, description, extension=...))``;
+    ``--output NAME`` of ``run``, ``score``, ``compare``, ``show`` and every command with the run flags
+    offers each one, its description in the flag's help.
+
+    ``writer(result, view) -> str`` renders a finished run whole.  A format that streams also names
+    ``stream``, a :class:`~context_bench.reports.RowStream` factory: a run hands it each row as it
+    finishes and it writes the report when the run is done (the core's JSONL, JSON and HTML do).
+    The core's formats (``table``, ``markdown``, ``json``, ``jsonl``, ``html``, ``csv``) register
+    first: a format of any of those names, or of one an earlier plugin took, is refused, that format
+    alone, in one line.
     """
 
 

@@ -24,7 +24,7 @@ from .direction import Directions
 from .errors import AmbiguousEvaluator, EvaluatorNotFound, PluginError, UsageError
 from .hookspecs import SHARED_OPTIONS
 from .providers import providers
-from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, ExecutorSpec, resolve
+from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, ExecutorSpec, FormatSpec, resolve
 
 ENTRY_POINT_GROUP = "context_bench.plugins"
 #: The plugin API this core provides.  A plugin declares the one it was built for as
@@ -39,7 +39,10 @@ _HOOKS = {
     "cbench_register_datasets": (DatasetSpec, "datasets", "data set"),
     "cbench_register_commands": (CommandSpec, "commands", "command"),
     "cbench_register_executors": (ExecutorSpec, "executors", "executor"),
+    "cbench_register_formats": (FormatSpec, "formats", "report format"),
 }
+#: The hooks whose names are one namespace: the core's are reserved, and the first plugin's stays.
+_TAKEN_ONCE = ("cbench_register_commands", "cbench_register_executors", "cbench_register_formats")
 #: The hook that registers each kind of name a user asks for.
 _KIND_HOOKS = {kind: hook for hook, (_, _, kind) in _HOOKS.items()}
 
@@ -81,6 +84,7 @@ class PluginInfo:
     datasets: list[DatasetSpec] = attrs.Factory(list)
     commands: list[CommandSpec] = attrs.Factory(list)
     executors: list[ExecutorSpec] = attrs.Factory(list)
+    formats: list[FormatSpec] = attrs.Factory(list)
     info: dict[str, str] = attrs.Factory(dict)
     failures: list[Failure] = attrs.Factory(list)
 
@@ -122,6 +126,10 @@ class PluginInfo:
             "executors": [
                 {"name": x.name, "description": x.description, "options": list(x.options)}
                 for x in self.executors
+            ],
+            "formats": [
+                {"name": f.name, "description": f.description, "extension": f.extension, "streams": f.streams}
+                for f in self.formats
             ],
             "info": dict(self.info),
         }
@@ -322,13 +330,13 @@ class PluginHost:
                 return "may not contain '/'"
             if builtin is not None and name in {s.name for s in builtin.evaluators}:
                 return "is reserved for a built-in evaluator"
-        elif hook in ("cbench_register_commands", "cbench_register_executors"):
+        elif hook in _TAKEN_ONCE:
             field = _HOOKS[hook][1]
             taken = {_name(x): p.name for p in self.plugins.values() if p.usable for x in getattr(p, field)}
             taken.update({_name(x): plugin for x in admitted})
             owner = taken.get(name)
-            # The core registers its commands and executor first: each name it has, now or in any
-            # later release, is refused here.
+            # The core registers its commands, executor and formats first: each name it has, now or
+            # in any later release, is refused here.
             if owner == BUILTIN:
                 return "is reserved for the core"
             if owner is not None:
@@ -517,19 +525,41 @@ class PluginHost:
 
     def executors(self) -> list[tuple[str, ExecutorSpec]]:
         """Every (plugin name, executor) that loaded plugins register, the core's ``local`` first."""
-        return [(info.name, spec) for info in self.loaded() for spec in info.executors]
+        return self._registered("executors")
 
     def find_executor(self, name: str) -> ExecutorSpec:
         """The executor registered as ``name``; a UsageError listing the installed ones otherwise."""
-        for _, spec in self.executors():
-            if spec.name == name:
-                return spec
+        found = self._named("executors", name)
+        if found is not None:
+            return found
         known = ", ".join(spec.name for _, spec in self.executors())
         dist = providers().executors.get(name)
         hint = f" (pip install {dist})" if dist else ""
         raise UsageError(
             self.not_found("executor", name, f"no executor named {name!r}{hint}; installed: {known}")
         )
+
+    def formats(self) -> list[tuple[str, FormatSpec]]:
+        """Every (plugin name, report format) that loaded plugins register, the core's first."""
+        return self._registered("formats")
+
+    def find_format(self, name: str) -> FormatSpec:
+        """The report format registered as ``name``; a UsageError naming the valid ones otherwise."""
+        found = self._named("formats", name)
+        if found is not None:
+            return found
+        valid = ", ".join(spec.name for _, spec in self.formats())
+        raise UsageError(
+            self.not_found("report format", name, f"unknown report format {name!r}; valid formats: {valid}")
+        )
+
+    def _registered(self, field: str) -> list[tuple[str, Any]]:
+        """Every (plugin name, record) of a PluginInfo field that loaded plugins registered, in order."""
+        return [(info.name, spec) for info in self.loaded() for spec in getattr(info, field)]
+
+    def _named(self, field: str, name: str) -> Any:
+        """The record of a PluginInfo field registered as ``name`` (one per name), or None."""
+        return next((spec for _, spec in self._registered(field) if spec.name == name), None)
 
     def datasets(self) -> dict[str, tuple[str, DatasetSpec]]:
         """Data sets by lower-case name; the first plugin to register a name wins."""

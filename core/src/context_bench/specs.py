@@ -1,4 +1,5 @@
-"""The records a plugin hands to the host: evaluators, auto-wire rules, data sets, commands."""
+"""The records a plugin hands to the host: evaluators, auto-wire rules, data sets, commands,
+executors and report formats."""
 
 from __future__ import annotations
 
@@ -272,3 +273,43 @@ class ExecutorSpec:
             max_concurrency=max_concurrency, call_timeout=call_timeout, **own
         )
         return executor
+
+
+@attrs.frozen
+class FormatSpec:
+    """A report format a plugin offers: ``--output NAME`` of ``run``, ``score``, ``compare``, ``show``
+    and every command with the run flags (see ``cbench_register_formats``).
+
+    ``writer(result, view) -> str`` renders a finished :class:`~context_bench.EvalResult` (its
+    summary, metadata and rows) as the report's whole text, laid out by a
+    :class:`~context_bench.reports.View` (``--detail``, the terminal's width): what ``show`` and
+    ``compare`` write, what ``context_bench.reports.render`` returns, and what a run writes when the
+    format does not stream.  ``description`` is one line, in ``--output``'s help and
+    ``context-bench plugins``; ``extension`` how a file of it is named (``".tsv"``).
+
+    ``stream`` makes it stream: ``stream(output)`` (the run's :class:`~context_bench.config.Output`)
+    is a :class:`~context_bench.reports.RowStream`, which takes each row as it finishes and writes
+    the report once the run is done, so a run holds no row for it.  ``summary_only``: the report
+    reads the summary alone (the table, Markdown), so a run lets each row go as it finishes; a
+    format that neither streams nor says so is given every row.  ``shows_warnings``: the report
+    shows the summary's warnings itself, so on a terminal they are not said on stderr too.
+    ``note(result) -> str`` is a line said on stderr before the report (the table's counts of the
+    run, which its one screen leaves out); ``side_file(out) -> str`` the file a run may write beside
+    ``--out`` (a big run's HTML rows), checked before the run as ``--out`` is.  Names are public;
+    the core's are reserved.
+    """
+
+    name: str
+    writer: Ref
+    description: str = ""
+    extension: str = ""
+    stream: Ref | None = None
+    summary_only: bool = False
+    shows_warnings: bool = False
+    note: Ref | None = None
+    side_file: Ref | None = None
+
+    @property
+    def streams(self) -> bool:
+        """Whether a run writes its rows as they finish (:attr:`stream`)."""
+        return self.stream is not None

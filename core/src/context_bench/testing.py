@@ -50,7 +50,7 @@ def isolated_host(*plugins: Any, builtin: bool = True) -> PluginHost:
 
 def check_plugin(plugin: Any) -> PluginInfo:
     """Register ``plugin`` on an isolated, strict host (any failure raises) and check that what it
-    registers resolves (factories, loaders, commands, executors) and is coherent."""
+    registers resolves (factories, loaders, commands, executors, report formats) and is coherent."""
     host = isolated_host(plugin)
     info = host.plugins[getattr(plugin, "__name__", None) or type(plugin).__name__]
     assert info.status == "loaded", f"plugin did not load: {info.status}: {info.reason}"
@@ -69,6 +69,12 @@ def check_plugin(plugin: Any) -> PluginInfo:
         assert callable(resolve(executor.factory)), f"factory of executor {executor.name} is not callable"
         missing = sorted(set(executor.options) - added)
         assert not missing, f"executor {executor.name} takes options the plugin does not add: {missing}"
+    for fmt in info.formats:
+        for part in ("writer", "stream", "note", "side_file"):
+            ref = getattr(fmt, part)
+            assert ref is None or callable(resolve(ref)), (
+                f"{part} of report format {fmt.name} is not callable"
+            )
     return info
 
 

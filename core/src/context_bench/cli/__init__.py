@@ -15,9 +15,10 @@ from __future__ import annotations
 
 from .app import build_parser, main, with_default_command
 from .commands import sample_path
+from .gating import emit
 from .history import add_store_option
 from .recording import Recording
-from .run_options import RunOptions, add_run_options, check_reachable, emit
+from .run_options import RunOptions, add_run_options, check_reachable
 
 __all__ = [
     "Recording",

@@ -14,22 +14,23 @@ import attrs
 
 from ..errors import Interrupted, UsageError
 from ..plugins import PluginHost
-from ..reports import FORMATS
+from .gating import emit
 from .history import add_store_option, stored_or_file
 from .run_options import (
     RunOptions,
     add_detail_option,
     add_figure_options,
+    add_output_option,
     add_run_options,
     check_reachable,
-    emit,
 )
 from .system_flags import add_system_flags
+from .writing import report_stream
 
 if TYPE_CHECKING:
     from ..cache import RunCache
-    from ..config import Output
     from ..records import EvalResult
+    from ..reports import RowStream
     from .inputs import Inputs
     from .recording import Recording
 
@@ -77,7 +78,7 @@ def configure_compare(parser: argparse.ArgumentParser, host: PluginHost) -> None
         "files", nargs="+", metavar="FILE|RUN", help="JSON reports (--output json) or stored runs' ids"
     )
     add_store_option(parser)
-    parser.add_argument("--output", choices=FORMATS, default="table", help="report format (default table)")
+    add_output_option(parser, host, "table")
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
     add_detail_option(parser)
     parser.add_argument(
@@ -92,7 +93,7 @@ def configure_show(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         "report", metavar="REPORT|RUN", help="a JSON report (--output json) or a stored run's id"
     )
     add_store_option(parser)
-    parser.add_argument("--output", choices=FORMATS, default="table", help="report format (default table)")
+    add_output_option(parser, host, "table")
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
     add_detail_option(parser)
 
@@ -153,10 +154,11 @@ def _evaluate(
     ``recorded`` is the resolved configuration a JSON report records (``run --config REPORT``
     repeats it).
 
-    The rows stream: read as the run draws them, each written as it finishes (``--output jsonl``;
-    spooled to a temporary file for ``json`` and ``html`` with ``--out``, held as text on stdout;
-    counted, not kept, for the table and Markdown), so a run of millions of rows runs in bounded
-    memory (docs/architecture.md); CSV holds every row.  Each finished row is recorded in the
+    The rows stream: read as the run draws them, each handed to its format's stream as it finishes
+    (``cli.writing.report_stream``: written for ``jsonl``; spooled to a temporary file for ``json``
+    and ``html`` with ``--out``, held as text on stdout; counted, not kept, for the table and
+    Markdown), so a run of millions of rows runs in bounded memory (docs/architecture.md); CSV
+    holds every row.  Each finished row is recorded in the
     store too, and the summary with the report (:class:`~context_bench.cli.recording.Recording`).
     """
     from .recording import Recording
@@ -237,15 +239,11 @@ def _run_recorded(
         return result
 
     recording.begin(recorded, run_metadata(argv=options.argv, systems=systems or (), config=recorded))
-    if config.output.format in ("json", "html"):  # the spooled rows are read when the report is written
-        with _report_stream(config.output) as stream:
-            result = run(stream)
-            ran = systems if systems is not None else run_systems.seen
-            return _emit(result, ran, options, stream, recorded, recording)
-    with _report_stream(config.output) as stream:  # the JSONL report is in place once the run is done
-        result = run(stream)
-    ran = systems if systems is not None else run_systems.seen
-    return _emit(result, ran, options, stream, recorded, recording)
+    report = report_stream(config.output)
+    with report as rows:  # a report streamed: in place, or its spooled rows read, when it is written
+        result = run(rows)
+        ran = systems if systems is not None else run_systems.seen
+        return _emit(result, ran, options, report, recorded, recording)
 
 
 def _kept(cache: RunCache | None) -> str:
@@ -256,37 +254,11 @@ def _kept(cache: RunCache | None) -> str:
     return f"{rows} kept in {cache.root}; the same command resumes from them"
 
 
-def _report_stream(output: Output) -> Any:
-    """Where finished rows go as they finish: the JSONL report, written as the run goes (to a
-    temporary file that replaces ``--out`` once the run is done); the JSON report's rows, spooled
-    to a temporary file beside ``--out`` (on stdout: held as text) until the summary they follow
-    is known, and the HTML report's likewise (its rows file, when the run is big); nowhere for the
-    table and Markdown, which need the summary alone; None (every row held) for CSV."""
-    import contextlib
-
-    from ..reports import jsonl
-
-    if output.format == "jsonl":
-        return jsonl.Writer.to(output.out)
-    if output.format == "json":  # rows spooled (beside --out, else in memory) below the summary
-        return jsonl.Writer.spool(output.out) if output.out else jsonl.Writer.held()
-    if output.format in ("table", "markdown"):
-        return contextlib.nullcontext(jsonl.Discard())
-    if output.format == "html":  # the page's row lines, spooled or held like the JSON report's
-        from ..reports.html_rows import RowEncoder
-
-        encoder = RowEncoder()
-        return (
-            jsonl.Writer.spool(output.out, encoder, named=True) if output.out else jsonl.Writer.held(encoder)
-        )
-    return contextlib.nullcontext(None)
-
-
 def _emit(
     result: EvalResult,
     systems: list[Any],
     options: RunOptions,
-    written: Any = None,
+    written: RowStream | None = None,
     recorded: dict[str, Any] | None = None,
     recording: Recording | None = None,
 ) -> int:
@@ -341,7 +313,8 @@ def cmd_compare(args: argparse.Namespace, host: PluginHost) -> int:
     from ..gates import Gates
     from ..records import EvalResult
     from ..summary import Summarizer
-    from .run_options import analysis_from_args, check_out
+    from .run_options import analysis_from_args
+    from .writing import check_out
 
     if args.out:
         check_out(args.out, args.output)
@@ -366,7 +339,7 @@ def cmd_show(args: argparse.Namespace, host: PluginHost) -> int:
     from ..compare_runs import read_report
     from ..config import Output, RunConfig
     from ..gates import Gates
-    from .run_options import check_out
+    from .writing import check_out
 
     if args.out:
         check_out(args.out, args.output)

@@ -45,6 +45,9 @@ def cmd_plugins(args: argparse.Namespace, host: PluginHost) -> int:
         for executor in info["executors"]:
             options = f" (options: {', '.join(executor['options'])})" if executor["options"] else ""
             print(f"  executor {executor['name']}: {executor['description']}{options}")
+        for fmt in info["formats"]:
+            kind = ", ".join(filter(None, [fmt["extension"], "streamed" if fmt["streams"] else ""]))
+            print(f"  report format {fmt['name']}{f' ({kind})' if kind else ''}: {fmt['description']}")
         for key, value in info["info"].items():
             print(f"  {key}: {value}")
     if any(spec.lower_is_better for info in host.plugins.values() for spec in info.evaluators):

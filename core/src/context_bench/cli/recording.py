@@ -35,8 +35,6 @@ class Recording:
         self.kind = kind
         self.tags = tuple(output.tags)
         self.resume = bool(output.cache_dir)
-        #: The report's writer makes each row's JSONL line, which the store keeps too.
-        self.shares_lines = output.format == "jsonl"
         self.recorder: Recorder | None = None
         self.store: Store | None = None
         self._warned = False
@@ -73,7 +71,7 @@ class Recording:
         recorder = self.recorder
         if stream is None or recorder is None:
             return stream
-        if self.shares_lines and isinstance(stream, jsonl.Writer):  # each row encoded once
+        if isinstance(stream, jsonl.Writer) and stream.report_lines:  # each row encoded once
             encode = stream.encode
 
             def shared(row: EvalRow) -> str:

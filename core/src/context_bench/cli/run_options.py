@@ -1,12 +1,12 @@
-"""The run flags every run command shares, read back as the run's :class:`~context_bench.config.RunConfig`
-with what the command does after the run (the gates), and the report they ask for."""
+"""The run flags every run command shares, read back and checked as the run's
+:class:`~context_bench.config.RunConfig` with what the command does after the run (the gates) and the
+report they ask for; :func:`~context_bench.cli.emit` (gating.py) writes it (writing.py) and applies them."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import socket
-import sys
 import warnings
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
@@ -26,18 +26,14 @@ from ..defaults import (
 from ..errors import UsageError
 from ..gates import DEFAULT_MAX_FAILURE_RATE, Gates
 from ..plugins import PluginHost
-from ..reports import FORMATS
 from ..specs import ExecutorSpec
 from .by_option import add_by_option
 from .history import add_store_option, add_tag_option
+from .writing import check_out
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
-
     from ..analysis import Analysis
     from ..execution import Executor
-    from ..records import EvalResult
-    from ..reports import View
 
 
 def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
@@ -83,9 +79,7 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         help="where rows are worked on: an executor a plugin registers (default local, this process; "
         "`context-bench plugins` lists them)",
     )
-    parser.add_argument(
-        "--output", choices=FORMATS, default=DEFAULT_FORMAT, help=f"report format (default {DEFAULT_FORMAT})"
-    )
+    add_output_option(parser, host)
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
     add_detail_option(parser)
     add_store_option(parser)
@@ -180,6 +174,21 @@ def add_run_options(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     add_figure_options(parser)
     add_by_option(parser)
     host.add_options(parser.add_argument_group("plugin options"))
+
+
+def add_output_option(
+    parser: argparse.ArgumentParser, host: PluginHost, default: str = DEFAULT_FORMAT
+) -> None:
+    """``--output``: a report format ``host`` holds (the core's and every plugin's,
+    ``cbench_register_formats``), each one's description in the help."""
+    specs = [spec for _, spec in host.formats()]
+    described = "; ".join(f"{spec.name}: {spec.description}" for spec in specs if spec.description)
+    parser.add_argument(
+        "--output",
+        choices=[spec.name for spec in specs],
+        default=default,
+        help=f"report format (default {default})" + (f": {described}" if described else ""),
+    )
 
 
 def add_detail_option(parser: argparse.ArgumentParser) -> None:
@@ -396,196 +405,6 @@ def _deprecated(what: str) -> None:
         DeprecationWarning,
         stacklevel=3,
     )
-
-
-def check_out(out: str, output: str) -> None:
-    """Refuse an ``--out`` nothing can be written to before the run, not after its rows were paid
-    for (:func:`~context_bench.files.check_target`); for HTML, the rows file beside it too."""
-    from ..files import check_target, written_through
-
-    check_target(out)
-    if output == "html" and not written_through(out):
-        from ..reports.html import rows_file
-
-        check_target(rows_file(os.path.realpath(out)), "--out (its rows file)")
-
-
-def emit(
-    result: EvalResult,
-    options: RunOptions,
-    written: Any = None,
-    record: Callable[[EvalResult], None] | None = None,
-) -> int:
-    """Write the report the flags ask for, then apply the gates; return the exit status: 0, 1 when
-    no row could be scored, 3 when a quality gate failed, 4 when too many rows failed (see
-    :meth:`~context_bench.gates.Gates.judge`); a gate naming nothing in the run is a UsageError.
-
-    The report carries the run's metadata: what the command put in ``result.metadata`` (best
-    ``run_metadata(argv=..., systems=...)``: the systems, their endpoints, the command line), completed
-    with the date, the versions of the core and every loaded plugin, and, when the command gave
-    none, the process's command line; secrets removed.  Text
-    that cannot be encoded (a lone surrogate from a row or a reply) is written as U+FFFD, with a
-    warning; ``--out`` is replaced atomically, so a failed write leaves an earlier report whole.
-    ``written``: the stream that already wrote the rows' report as the run went (a JSONL
-    ``Writer``; ``replaced`` counts its repaired characters), or one that let them go (the
-    table and Markdown, rendered here from the summary).  ``record`` is given the finished result
-    before the report is written (a :class:`~context_bench.cli.Recording`'s ``finish``).
-    """
-    from ..encodable import repair_text
-    from ..reports import render
-    from ..reports.sections import printable
-
-    known = _metadata()
-    versions = {**known["versions"], **result.metadata.get("versions", {})}
-    output, analysis = options.config.output, options.config.analysis
-    if result.summarize is not None:  # summarized again only for prices by model the run lacked
-        described = result.metadata.get("systems") or ()
-        result = result.analyzed(result.summarize.analysis.with_models(described))
-    result = attrs.evolve(
-        result.summarized(exclude_errors=analysis.exclude_errors),
-        metadata={**known, **result.metadata, "versions": versions},
-    )
-    if record is not None:
-        record(result)
-    if written is not None and output.format == "jsonl":
-        replaced = written.replaced
-        if output.out:
-            print(f"context-bench: wrote {output.format} report to {output.out}", file=sys.stderr)
-    elif written is not None and output.format == "json":
-        replaced = written.replaced + _write_json(result, written, output)
-    elif written is not None and output.format == "html":
-        replaced = written.replaced + _write_html(result, written, output)
-    else:
-        replaced = _write(render(result, output.format, _view(result, output)), output)
-    warnings = list(result.summary.warnings) if result.summary else []
-    if output.out or output.format in ("json", "jsonl", "csv"):  # the table and Markdown show them
-        for warning in warnings:
-            print(f"context-bench: warning: {printable(repair_text(warning))}", file=sys.stderr)
-    if replaced:
-        print(
-            f"context-bench: warning: {replaced} character{'s' * (replaced != 1)} no file can store "
-            "(lone surrogates, from the rows or the replies) written as U+FFFD",
-            file=sys.stderr,
-        )
-    verdict = options.gates.judge(result)
-    for line in verdict.lines:
-        print(f"context-bench: error: {printable(repair_text(line))}", file=sys.stderr)
-    return verdict.status
-
-
-def _view(result: EvalResult, output: Output) -> View:
-    """The table at the terminal's width, its run's counts said on stderr (the verdict leads)."""
-    from ..reports import View, summary_of, table
-    from ..reports.sections import overview
-
-    if output.format == "table":
-        print(table.fitted(f"context-bench: {overview(result, summary_of(result))}"), file=sys.stderr)
-    return View(detail=output.detail, width=table.terminal_width())
-
-
-def _write(report: str, output: Output) -> int:
-    """Write the report to ``--out`` or stdout; return how many characters were repaired."""
-    from ..encodable import repair_counted
-    from ..files import atomic_write_text
-
-    text, replaced = repair_counted(report)
-    if output.out:
-        try:
-            atomic_write_text(output.out, text)
-        except OSError as exc:
-            raise UsageError(f"cannot write {output.out}: {exc.strerror or exc}") from None
-        print(f"context-bench: wrote {output.format} report to {output.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
-    return replaced
-
-
-def _write_json(result: EvalResult, spool: Any, output: Output) -> int:
-    """Write the JSON report of a streamed run: the summary, then the rows from ``spool`` (a
-    JSONL ``Writer.spool``, its lines repaired already); return how many characters of the
-    summary and metadata were repaired."""
-    import contextlib
-
-    from ..files import atomic_writer
-    from ..reports import json as json_report
-
-    target = atomic_writer(output.out) if output.out else contextlib.nullcontext(sys.stdout)
-    try:
-        with target as handle:
-            repaired = _Repaired(handle)
-            json_report.write(result, spool.lines(), repaired)
-    except OSError as exc:
-        raise UsageError(f"cannot write {output.out}: {exc.strerror or exc}") from None
-    if output.out:
-        print(f"context-bench: wrote {output.format} report to {output.out}", file=sys.stderr)
-    return repaired.replaced
-
-
-def _write_html(result: EvalResult, spool: Any, output: Output) -> int:
-    """Write the HTML report of a streamed run from ``spool`` (a JSONL ``Writer`` of the page's
-    row lines, :class:`~context_bench.reports.html_rows.RowEncoder`): the rows inline, or, past
-    ``--html-inline-rows`` with ``--out``, moved to ``rows_file(out)`` beside the page, which
-    reads them from there; return how many characters of the page were repaired."""
-    import contextlib
-
-    from ..files import atomic_writer, written_through
-    from ..reports import html
-
-    encoder = spool.encode
-    # a device or pipe has no "beside": its page holds every row
-    paged = bool(output.out) and encoder.count > output.html_inline_rows and not written_through(output.out)
-    target = atomic_writer(output.out) if output.out else contextlib.nullcontext(sys.stdout)
-    # beside the page where it lands (through a symlink, as atomic_writer writes it)
-    rows_file = html.rows_file(os.path.realpath(output.out)) if paged else ""
-    try:
-        with target as handle:
-            repaired = _Repaired(handle)
-            if paged:
-                html.write(
-                    result, repaired, encoder, rows_file=os.path.basename(rows_file), detail=output.detail
-                )
-                spool.keep(rows_file)  # once the page is written: a failed page leaves both as they were
-            else:
-                html.write(result, repaired, encoder, spool.lines(), detail=output.detail)
-    except OSError as exc:
-        raise UsageError(f"cannot write {output.out}: {exc.strerror or exc}") from None
-    if output.out:
-        also = f" and its {encoder.count:,} rows to {rows_file}" if paged else ""
-        print(f"context-bench: wrote html report to {output.out}{also}", file=sys.stderr)
-    elif encoder.count > output.html_inline_rows:
-        print(
-            f"context-bench: warning: the HTML report on stdout holds all {encoder.count:,} rows; "
-            "with --out it holds none and reads them from a file beside it",
-            file=sys.stderr,
-        )
-    return repaired.replaced
-
-
-class _Repaired:
-    """A text file that writes lone surrogates as U+FFFD and counts them."""
-
-    def __init__(self, handle: Any) -> None:
-        self.handle = handle
-        self.replaced = 0
-
-    def write(self, text: str) -> None:
-        from ..encodable import repair_counted
-
-        text, replaced = repair_counted(text)
-        self.replaced += replaced
-        self.handle.write(text)
-
-
-def _metadata() -> dict[str, Any]:
-    """What emit knows of the run by itself: the date, the versions of the core and of every loaded
-    plugin, and the process's command line."""
-    from ..metadata import run_metadata
-    from ..plugins import BUILTIN, get_host
-
-    plugins = {
-        info.distribution or info.name: info.version for info in get_host().loaded() if info.name != BUILTIN
-    }
-    return run_metadata(argv=sys.argv[1:], versions=plugins)
 
 
 def check_reachable(url: str, flag: str = "--proxy") -> None:

@@ -9,9 +9,11 @@ import io
 import math
 
 from ..records import EvalResult, row_table
+from . import View
 
 
-def render(result: EvalResult) -> str:
+def render(result: EvalResult, view: View | None = None) -> str:
+    """The report of every row: ``view`` changes nothing (a format's writer takes one)."""
     header, lines = row_table(result.rows)
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")

@@ -8,11 +8,12 @@ from typing import TextIO
 
 from ..records import EvalResult, Summary
 from ..saved import summary_from_dict
-from . import summary_of
+from . import View, summary_of
 from .verdict import verdicts
 
 
-def render(result: EvalResult) -> str:
+def render(result: EvalResult, view: View | None = None) -> str:
+    """The report of the whole result: ``view`` changes nothing (a format's writer takes one)."""
     said = json.dumps(_verdict(result), ensure_ascii=False)
     return '{"verdict": ' + said + ",\n" + result.to_json().removeprefix("{") + "\n"
 

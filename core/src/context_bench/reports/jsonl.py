@@ -15,9 +15,11 @@ from typing import TextIO
 
 from ..encodable import repair_counted
 from ..records import EvalResult, EvalRow, encode_compact, encode_row
+from . import View
 
 
-def render(result: EvalResult) -> str:
+def render(result: EvalResult, view: View | None = None) -> str:
+    """The report of every row: ``view`` changes nothing (a format's writer takes one)."""
     return "".join(encode_compact(line(row)) + "\n" for row in result.rows)
 
 
@@ -26,13 +28,15 @@ class Writer:
     ``stream``), so a run of any size holds none of them.  Text no file can store (a lone
     surrogate) is written as U+FFFD and counted in ``replaced``.
 
-    ``encode`` makes a row's line: the report's :func:`line` by default; the JSON report spools
-    its rows (:func:`~context_bench.records.encode_row`) the same way before it writes them
-    after the summary (:func:`Writer.spool`).
+    ``encode`` makes a row's line: the report's :func:`line` by default (``report_lines``: the
+    lines a run's store keeps too); the JSON report spools its rows
+    (:func:`~context_bench.records.encode_row`) the same way before it writes them after the
+    summary (:func:`Writer.spool`).
     """
 
     def __init__(self, handle: TextIO, encode: Callable[[EvalRow], str] | None = None) -> None:
         self.handle = handle
+        self.report_lines = encode is None
         self.encode = encode or (lambda row: encode_compact(line(row)))
         self.replaced = 0
         self.count = 0

@@ -33,6 +33,11 @@ def fitted(text: str) -> str:
     return _cell(text, terminal_width())
 
 
+def note(result: EvalResult) -> str:
+    """What the one-screen table leaves out, said on stderr before it: the run's counts."""
+    return sections.overview(result, summary_of(result))
+
+
 def render(result: EvalResult, view: View) -> str:
     summary = summary_of(result)
     if not summary.groups:  # nothing to say but that

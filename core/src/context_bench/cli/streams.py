@@ -1,0 +1,134 @@
+"""The core's streaming report formats (``FormatSpec.stream``): the JSONL report written as the
+run goes, and the JSON and HTML reports, whose rows are spooled beside ``--out`` (on stdout: held as
+text, a few hundred bytes a row) until the summary they follow is known; none holds a row."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UsageError
+from ..reports import jsonl
+from .writing import Repaired
+
+if TYPE_CHECKING:
+    from ..config import Output
+    from ..records import EvalResult
+
+
+class _Stream:
+    """A :class:`~context_bench.reports.RowStream` whose rows go to the writer :meth:`open` gives."""
+
+    def __init__(self, output: Output) -> None:
+        self.output = output
+        self.rows: Any = None
+        self._files = contextlib.ExitStack()
+
+    def open(self) -> contextlib.AbstractContextManager[jsonl.Writer]:
+        raise NotImplementedError
+
+    def __enter__(self) -> jsonl.Writer:
+        self.rows = self._files.enter_context(self.open())
+        return self.rows
+
+    def __exit__(self, *exc: Any) -> None:
+        self._files.__exit__(*exc)
+
+
+class JsonlStream(_Stream):
+    """The JSONL report, each row written as it finishes to a temporary file that replaces ``--out``
+    once the run is done (so a failed run leaves an earlier report whole), or to stdout."""
+
+    def open(self) -> contextlib.AbstractContextManager[jsonl.Writer]:
+        return jsonl.Writer.to(self.output.out)
+
+    def finish(self, result: EvalResult) -> int:
+        self._files.close()  # the report in place before the gates are judged
+        if self.output.out:
+            print(f"context-bench: wrote {self.output.format} report to {self.output.out}", file=sys.stderr)
+        return self.rows.replaced
+
+
+class JsonStream(_Stream):
+    """The JSON report: the rows' JSON spooled beside ``--out`` (on stdout: held), written below the
+    summary once the run is done."""
+
+    def open(self) -> contextlib.AbstractContextManager[jsonl.Writer]:
+        out = self.output.out
+        return jsonl.Writer.spool(out) if out else jsonl.Writer.held()
+
+    def finish(self, result: EvalResult) -> int:
+        return self.rows.replaced + _write_json(result, self.rows, self.output)
+
+
+class HtmlStream(_Stream):
+    """The HTML report: the page's row lines spooled or held as the JSON report's are, inlined in
+    the page once the run is done or, past ``--html-inline-rows``, kept in a file beside it."""
+
+    def open(self) -> contextlib.AbstractContextManager[jsonl.Writer]:
+        from ..reports.html_rows import RowEncoder
+
+        out, encoder = self.output.out, RowEncoder()
+        return jsonl.Writer.spool(out, encoder, named=True) if out else jsonl.Writer.held(encoder)
+
+    def finish(self, result: EvalResult) -> int:
+        return self.rows.replaced + _write_html(result, self.rows, self.output)
+
+
+def _write_json(result: EvalResult, spool: Any, output: Output) -> int:
+    """Write the JSON report of a streamed run: the summary, then the rows from ``spool`` (a
+    JSONL ``Writer.spool``, its lines repaired already); return how many characters of the
+    summary and metadata were repaired."""
+    from ..files import atomic_writer
+    from ..reports import json as json_report
+
+    target = atomic_writer(output.out) if output.out else contextlib.nullcontext(sys.stdout)
+    try:
+        with target as handle:
+            repaired = Repaired(handle)
+            json_report.write(result, spool.lines(), repaired)
+    except OSError as exc:
+        raise UsageError(f"cannot write {output.out}: {exc.strerror or exc}") from None
+    if output.out:
+        print(f"context-bench: wrote {output.format} report to {output.out}", file=sys.stderr)
+    return repaired.replaced
+
+
+def _write_html(result: EvalResult, spool: Any, output: Output) -> int:
+    """Write the HTML report of a streamed run from ``spool`` (a JSONL ``Writer`` of the page's
+    row lines, :class:`~context_bench.reports.html_rows.RowEncoder`): the rows inline, or, past
+    ``--html-inline-rows`` with ``--out``, moved to ``rows_file(out)`` beside the page, which
+    reads them from there; return how many characters of the page were repaired."""
+    from ..files import atomic_writer, written_through
+    from ..reports import html
+
+    encoder = spool.encode
+    # a device or pipe has no "beside": its page holds every row
+    paged = bool(output.out) and encoder.count > output.html_inline_rows and not written_through(output.out)
+    target = atomic_writer(output.out) if output.out else contextlib.nullcontext(sys.stdout)
+    # beside the page where it lands (through a symlink, as atomic_writer writes it)
+    rows_file = html.rows_file(os.path.realpath(output.out)) if paged else ""
+    try:
+        with target as handle:
+            repaired = Repaired(handle)
+            if paged:
+                html.write(
+                    result, repaired, encoder, rows_file=os.path.basename(rows_file), detail=output.detail
+                )
+                spool.keep(rows_file)  # once the page is written: a failed page leaves both as they were
+            else:
+                html.write(result, repaired, encoder, spool.lines(), detail=output.detail)
+    except OSError as exc:
+        raise UsageError(f"cannot write {output.out}: {exc.strerror or exc}") from None
+    if output.out:
+        also = f" and its {encoder.count:,} rows to {rows_file}" if paged else ""
+        print(f"context-bench: wrote html report to {output.out}{also}", file=sys.stderr)
+    elif encoder.count > output.html_inline_rows:
+        print(
+            f"context-bench: warning: the HTML report on stdout holds all {encoder.count:,} rows; "
+            "with --out it holds none and reads them from a file beside it",
+            file=sys.stderr,
+        )
+    return repaired.replaced
