@@ -280,12 +280,14 @@ class SecondPass:
     rules that serve it; ``cache`` an open :class:`RunCache` the first pass filled (instead of
     ``output.cache_dir``), so both passes share one cache and one cache-failure notice; and
     ``finish_row(row)`` is called on every row as it finishes, before the summary counts it, to
-    complete what the row records (``row.meta``).
+    complete what the row records (``row.meta``); ``scored`` are rows a pass before this one scored
+    (``score --baseline RUN``'s, from the store), summarized and handed on first, as they are.
     """
 
     kind: str = attrs.field(default="rows", validator=attrs.validators.in_(RUN_KINDS))
     cache: RunCache | None = None
     finish_row: Callable[[EvalRow], None] | None = None
+    scored: Iterable[EvalRow] = ()
 
 
 def evaluate(
@@ -296,7 +298,6 @@ def evaluate(
     host: PluginHost | None = None,
     executor: Executor | None = None,
     second_pass: SecondPass | None = None,
-    scored: Iterable[EvalRow] = (),
     **deprecated: Any,
 ) -> EvalResult:
     """Run every system over every row and score each row, as ``config`` says
@@ -311,8 +312,7 @@ def evaluate(
     call past it is an error on its row, and the other rows go on.  ``executor`` works the rows
     elsewhere (:mod:`context_bench.execution`; default: this process, with ``config.limits``);
     ``host`` is the plugin host (default: the process's); ``second_pass`` makes this the scoring
-    pass of a plugin's run in two passes (:class:`SecondPass`); ``scored`` are rows scored before
-    (``score --baseline RUN``'s), summarized and handed on first, as they are.
+    pass of a plugin's run in two passes (:class:`SecondPass`).
 
     A big run streams: rows given as an iterator (not a list) are read as the run draws them, and
     with ``config.output.stream`` each finished row is handed to it in task order instead of kept,
@@ -372,7 +372,7 @@ def evaluate(
         analysis=analysis,
     )
     delivery = _Delivery(summarize, config.output.stream)
-    delivery.before(scored)
+    delivery.before(second_pass.scored)
     in_flight: dict[int, RowTask] = {}
     watch = FailFast(0 if scoring else config.limits.fail_fast)
     finish_row = second_pass.finish_row

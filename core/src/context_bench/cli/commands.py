@@ -229,8 +229,7 @@ def _run_recorded(
                 streamed,
                 host=host,
                 executor=executor,
-                second_pass=SecondPass(cache=cache),
-                scored=inputs.scored,
+                second_pass=SecondPass(cache=cache, scored=inputs.scored),
             )
         except KeyboardInterrupt:
             raise Interrupted(_kept(cache)) from None
