@@ -14,6 +14,7 @@ import pytest
 
 from context_bench import AutowireRule, EvaluatorSpec, UsageError, evaluate, hookimpl
 from context_bench.config import Limits, Output, RunConfig, Scope
+from context_bench.executor import WAITING_ROWS
 from context_bench.progress import Progress
 from context_bench.rowtask import run_row
 from context_bench.testing import isolated_host
@@ -137,7 +138,8 @@ class WhereAmI:
         self.threads.add(threading.current_thread().name)
         if self.sleep:
             time.sleep(self.sleep)
-        if self._barrier is not None and original["id"] != "0":  # row 0 runs in the calling thread
+        # the first rows run in the calling thread: they are the evidence that rows wait
+        if self._barrier is not None and int(original["id"]) >= WAITING_ROWS:
             with self._lock:
                 meets = self._met < self._barrier.parties
                 self._met += 1
@@ -150,7 +152,7 @@ def test_rows_that_compute_stay_in_the_calling_thread_and_rows_that_wait_fan_out
     import context_bench.executor as executor
 
     data = [{"id": str(i), "response": ""} for i in range(40)]
-    # The rule: a row that waits longer than the threshold sends the rest to threads.  A generous
+    # The rule (tests/core/test_row_waits.py): rows that wait send the rest to threads.  A generous
     # threshold keeps a computing row that the scheduler preempts on a busy machine in this thread.
     monkeypatch.setattr(executor, "WAIT_THRESHOLD", 60.0)
     busy = WhereAmI()
