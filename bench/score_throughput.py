@@ -143,21 +143,24 @@ def minimal_runner(path: Path) -> tuple[float, float]:
     return timed([sys.executable, "-c", MINIMAL_RUNNER, str(path)])
 
 
+def score_command(path: Path, out: Path) -> list[str]:
+    """``score`` on ``path`` as a user runs it, its JSON report to ``out``."""
+    return [
+        sys.executable,
+        "-m",
+        "context_bench",
+        "score",
+        str(path),
+        "--output",
+        "json",
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
+
+
 def end_to_end(path: Path) -> tuple[float, float]:
-    return timed(
-        [
-            sys.executable,
-            "-m",
-            "context_bench",
-            "score",
-            str(path),
-            "--output",
-            "json",
-            "--out",
-            str(path.with_suffix(".out.json")),
-            "--no-progress",
-        ]
-    )
+    return timed(score_command(path, path.with_suffix(".out.json")))
 
 
 def tree_of(rev: str) -> Path:
@@ -178,19 +181,7 @@ def tree_of(rev: str) -> Path:
 def score_at(tree: Path, path: Path, scratch: Path) -> tuple[float, float]:
     """``score`` on ``path`` with ``tree``'s core and no plugin, as a user runs it (JSON report)."""
     env = {**os.environ, "PYTHONPATH": str(tree / "core" / "src"), "CBENCH_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    out = scratch / f"{path.stem}.out.json"
-    command = [
-        sys.executable,
-        "-m",
-        "context_bench",
-        "score",
-        str(path),
-        "--output",
-        "json",
-        "--out",
-        str(out),
-    ]
-    return timed([*command, "--no-progress"], env=env, cwd=scratch)
+    return timed(score_command(path, scratch / f"{path.stem}.out.json"), env=env, cwd=scratch)
 
 
 def against(rev: str, rows: int, repeat: int) -> None:

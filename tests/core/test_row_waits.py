@@ -9,6 +9,7 @@ pre-empted or lose the interpreter's lock for a moment; rows that block widen.
 from __future__ import annotations
 
 import threading
+import time
 
 import pytest
 
@@ -105,7 +106,7 @@ class Spends:
 
     name = "spends"
 
-    def __init__(self, clock: FakeClock, spend, meet: int = 0) -> None:
+    def __init__(self, clock: FakeClock | None, spend, meet: int = 0) -> None:
         self.clock = clock
         self.spend = spend
         self.workers: set[int] = set()
@@ -133,7 +134,8 @@ class Spends:
 def run(monkeypatch, evaluator: Spends, call_timeout: float | None, rows: int = 300):
     import context_bench.executor as executor
 
-    monkeypatch.setattr(executor, "row_clock", evaluator.clock)
+    if evaluator.clock is not None:  # else the real one
+        monkeypatch.setattr(executor, "row_clock", evaluator.clock)
     config = RunConfig(
         scope=Scope(evaluators=[evaluator]),
         limits=Limits(max_concurrency=8, call_timeout=call_timeout),
@@ -157,6 +159,14 @@ def blocks(clock: FakeClock, number: int) -> None:
     clock.block(20 * MS)
 
 
+def sleeps(clock: None, number: int) -> None:
+    time.sleep(0.01)
+
+
+def idles(clock: None, number: int) -> None:
+    pass
+
+
 # None: rows run in the calling thread until they wait; 60: in one supervised worker until then
 @pytest.mark.parametrize("call_timeout", [None, 60.0])
 def test_a_run_whose_rows_compute_keeps_one_worker(monkeypatch, call_timeout):
@@ -171,6 +181,24 @@ def test_a_run_whose_rows_block_starts_every_worker(monkeypatch, call_timeout):
     evaluator = Spends(FakeClock(), blocks, meet=8)
     run(monkeypatch, evaluator, call_timeout)
     assert evaluator.row_threads == 8 and len(evaluator.workers) >= 8
+
+
+@pytest.mark.parametrize("call_timeout", [None, 60.0])
+def test_with_the_real_clock_rows_that_sleep_start_every_worker(monkeypatch, call_timeout):
+    evaluator = Spends(None, sleeps, meet=8)
+    run(monkeypatch, evaluator, call_timeout, rows=40)
+    assert evaluator.row_threads == 8 and len(evaluator.workers) >= 8
+
+
+def test_with_the_real_clock_rows_that_compute_stay_in_the_calling_thread(monkeypatch):
+    import context_bench.executor as executor
+
+    # a generous threshold: this machine's load must not make the test flaky (the rule's own cases
+    # are the fake clock's, above)
+    monkeypatch.setattr(executor, "WAIT_THRESHOLD", 60.0)
+    evaluator = Spends(None, idles)
+    run(monkeypatch, evaluator, None, rows=40)
+    assert evaluator.workers == {threading.get_ident()} and evaluator.row_threads == 0
 
 
 @pytest.mark.parametrize("call_timeout", [None, 60.0])
