@@ -9,19 +9,31 @@ time are both printed; CPU time is the figure a busy machine distorts least.  Go
 25% of the bare loop, at least 20,000 rows/s end to end.
 
     python bench/score_throughput.py [--rows 100000]
+
+``--against REV`` times ``score`` here and at commit REV instead, side by side: REV's core (from
+``git archive``, under the temporary directory) and this tree's each on ``PYTHONPATH``, without the
+installed plugins (which are this tree's), in a scratch directory (the store of runs lands there),
+alternating, ``--repeat`` (5) times a side, and prints the medians and their ratio, per run and per
+row (a 1,000-row run a side gives the fixed cost), with the load average seen:
+
+    python bench/score_throughput.py --against 3898799 [--repeat 7]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 WORDS = "the a of city river paris london capital answer model context memory token north south".split()
 
@@ -108,12 +120,12 @@ with open(sys.argv[1]) as handle:
 """
 
 
-def timed(command: list[str]) -> tuple[float, float]:
+def timed(command: list[str], **kwargs) -> tuple[float, float]:
     """Wall and CPU seconds (user + system) of a child process: CPU time is what a busy machine
     distorts least."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(command, check=True, capture_output=True)
+    subprocess.run(command, check=True, capture_output=True, **kwargs)
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -131,28 +143,95 @@ def minimal_runner(path: Path) -> tuple[float, float]:
     return timed([sys.executable, "-c", MINIMAL_RUNNER, str(path)])
 
 
+def score_command(path: Path, out: Path) -> list[str]:
+    """``score`` on ``path`` as a user runs it, its JSON report to ``out``."""
+    return [
+        sys.executable,
+        "-m",
+        "context_bench",
+        "score",
+        str(path),
+        "--output",
+        "json",
+        "--out",
+        str(out),
+        "--no-progress",
+    ]
+
+
 def end_to_end(path: Path) -> tuple[float, float]:
-    return timed(
-        [
-            sys.executable,
-            "-m",
-            "context_bench",
-            "score",
-            str(path),
-            "--output",
-            "json",
-            "--out",
-            str(path.with_suffix(".out.json")),
-            "--no-progress",
-        ]
+    return timed(score_command(path, path.with_suffix(".out.json")))
+
+
+def tree_of(rev: str) -> Path:
+    """REV's files under the temporary directory (kept for the next run of this bench)."""
+    commit = subprocess.run(
+        ["git", "-C", str(ROOT), "rev-parse", "--short", rev], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    tree = Path(tempfile.gettempdir()) / f"cbench-tree-{commit}"
+    if not (tree / "core" / "src" / "context_bench").is_dir():
+        tree.mkdir(parents=True, exist_ok=True)
+        archive = subprocess.run(
+            ["git", "-C", str(ROOT), "archive", commit, "core"], check=True, capture_output=True
+        )
+        subprocess.run(["tar", "-x", "-C", str(tree)], input=archive.stdout, check=True)
+    return tree
+
+
+def score_at(tree: Path, path: Path, scratch: Path) -> tuple[float, float]:
+    """``score`` on ``path`` with ``tree``'s core and no plugin, as a user runs it (JSON report)."""
+    env = {**os.environ, "PYTHONPATH": str(tree / "core" / "src"), "CBENCH_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    return timed(score_command(path, scratch / f"{path.stem}.out.json"), env=env, cwd=scratch)
+
+
+def against(rev: str, rows: int, repeat: int) -> None:
+    trees = {"here": ROOT, rev: tree_of(rev)}
+    sizes = (rows, 1_000)
+    cpu: dict[tuple[str, int], list[float]] = {(side, n): [] for side in trees for n in sizes}
+    loads = [os.getloadavg()[0]]
+    with tempfile.TemporaryDirectory() as tmp:
+        paths = {n: Path(tmp) / f"qa{n}.jsonl" for n in sizes}
+        for n, path in paths.items():
+            make_rows(path, n)
+        for turn in range(repeat):  # alternating, and each side first in turn
+            order = list(trees) if turn % 2 == 0 else list(reversed(trees))
+            for side in order:
+                for n in sizes:
+                    scratch = Path(tempfile.mkdtemp(dir=tmp))
+                    cpu[(side, n)].append(score_at(trees[side], paths[n], scratch)[1])
+            loads.append(os.getloadavg()[0])
+    median = {key: statistics.median(values) for key, values in cpu.items()}
+    print(
+        f"score on {rows:,} QA rows, here against {rev}: median of {repeat} a side, alternating, CPU seconds"
+    )
+    print(f"load average (1 min) seen: {min(loads):.1f} to {max(loads):.1f}")
+    per_row = {}
+    for side in trees:
+        total, small = median[(side, rows)], median[(side, 1_000)]
+        per_row[side] = (total - small) / (rows - 1_000)
+        runs = ", ".join(f"{value:.2f}" for value in cpu[(side, rows)])
+        print(
+            f"{side:>10}: {total:6.2f} s ({runs}); {per_row[side] * 1e6:5.1f} us a row, "
+            f"{small:.2f} s for 1,000 rows"
+        )
+    print(
+        f"ratio here/{rev}: {median[('here', rows)] / median[(rev, rows)]:.3f} per run, "
+        f"{per_row['here'] / per_row[rev]:.3f} per row (below 1: faster here)"
     )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=3, help="best of N for each side")
+    parser.add_argument(
+        "--repeat", type=int, default=None, help="runs a side (best of 3, median of 5 with --against)"
+    )
+    parser.add_argument("--against", metavar="REV", help="time score here and at this commit, side by side")
     args = parser.parse_args()
+    if args.against:
+        against(args.against, args.rows, args.repeat or 5)
+        return
+    args.repeat = args.repeat or 3
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "qa.jsonl"
         make_rows(path, args.rows)

@@ -6,14 +6,11 @@ import asyncio
 import io
 import pickle
 import threading
-import time
 from concurrent.futures import ProcessPoolExecutor
 
-import attrs
 import pytest
 
 from context_bench import AutowireRule, EvaluatorSpec, UsageError, evaluate, hookimpl
-from context_bench.config import Limits, Output, RunConfig, Scope
 from context_bench.progress import Progress
 from context_bench.rowtask import run_row
 from context_bench.testing import isolated_host
@@ -115,56 +112,6 @@ def test_progress_draws_on_a_terminal_and_is_silent_elsewhere():
     quiet.update()
     quiet.close()
     assert plain.getvalue() == ""
-
-
-class WhereAmI:
-    """Notes the threads rows run in; the first ``meet`` rows that wait meet at a barrier.
-
-    A barrier of ``meet`` parties passes only when that many rows run at once: the fan-out is
-    proved by design, whatever the scheduler does, and a smaller one times out instead of passing.
-    """
-
-    name = "where"
-
-    def __init__(self, sleep=0.0, meet=0):
-        self.sleep = sleep
-        self.threads = set()
-        self._barrier = threading.Barrier(meet, timeout=30) if meet else None
-        self._met = 0
-        self._lock = threading.Lock()
-
-    def score(self, original, processed):
-        self.threads.add(threading.current_thread().name)
-        if self.sleep:
-            time.sleep(self.sleep)
-        if self._barrier is not None and original["id"] != "0":  # row 0 runs in the calling thread
-            with self._lock:
-                meets = self._met < self._barrier.parties
-                self._met += 1
-            if meets:
-                self._barrier.wait()
-        return {"x": 1.0}
-
-
-def test_rows_that_compute_stay_in_the_calling_thread_and_rows_that_wait_fan_out(monkeypatch):
-    import context_bench.executor as executor
-
-    data = [{"id": str(i), "response": ""} for i in range(40)]
-    # The rule: a row that waits longer than the threshold sends the rest to threads.  A generous
-    # threshold keeps a computing row that the scheduler preempts on a busy machine in this thread.
-    monkeypatch.setattr(executor, "WAIT_THRESHOLD", 60.0)
-    busy = WhereAmI()
-    # the rule of a run without a call deadline (with one, every row runs in the supervised workers)
-    config = RunConfig(limits=Limits(max_concurrency=8, call_timeout=None), output=Output(progress=False))
-    evaluate(None, data, attrs.evolve(config, scope=Scope(evaluators=[busy])), host=isolated_host())
-    assert busy.threads == {threading.current_thread().name}
-    monkeypatch.undo()
-    waiting = WhereAmI(sleep=0.01, meet=8)
-    result = evaluate(
-        None, data, attrs.evolve(config, scope=Scope(evaluators=[waiting])), host=isolated_host()
-    )
-    assert not any(row.errors for row in result.rows), [row.errors for row in result.rows if row.errors]
-    assert len(waiting.threads - {threading.current_thread().name}) == 8
 
 
 class _Hangs:

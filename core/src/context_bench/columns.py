@@ -22,10 +22,6 @@ if TYPE_CHECKING:
 NAN = math.nan
 
 
-def _figure(value: float | None) -> float:
-    return NAN if value is None else float(value)
-
-
 @attrs.define
 class Columns:
     """Per-row figures of one group, in the order rows were added.
@@ -49,16 +45,26 @@ class Columns:
 
     def add(self, row: EvalRow, values: dict[str, float]) -> None:
         """Append ``row`` with ``values`` (field -> the value its headline mean counts)."""
-        position = len(self.ids)
+        # Written out for speed (every row comes here); an array of doubles takes a number as
+        # float() would, and None is NaN.
+        scores = self.scores
+        if not scores.keys() >= values.keys():
+            position = len(self.ids)
+            for field in [f for f in values if f not in scores]:  # in order: reports are reproducible
+                scores[field] = array("d", [NAN]) * position
         self.ids.append(row.example_id)
-        for field in [f for f in values if f not in self.scores]:  # in order: reports are reproducible
-            self.scores[field] = array("d", [NAN]) * position
-        for field, column in self.scores.items():
-            column.append(_figure(values.get(field)))
-        self.input_tokens.append(_figure(row.input_tokens))
-        self.output_tokens.append(_figure(row.output_tokens))
-        self.latency.append(_figure(row.latency))
-        self.cost.append(_figure(row.cost))
+        get = values.get
+        for field, column in scores.items():
+            value = get(field)
+            column.append(NAN if value is None else value)
+        value = row.input_tokens
+        self.input_tokens.append(NAN if value is None else value)
+        value = row.output_tokens
+        self.output_tokens.append(NAN if value is None else value)
+        value = row.latency
+        self.latency.append(NAN if value is None else value)
+        value = row.cost
+        self.cost.append(NAN if value is None else value)
 
     def passing(self, field: str, direction: Direction, threshold: float) -> list[bool]:
         """Whether each row passes ``threshold`` in ``field``, read in its ``direction``; a row

@@ -81,10 +81,11 @@ class IdSet:
     two-thirds full.
     """
 
-    __slots__ = ("_hashes", "_ids", "_mask", "_positions")
+    __slots__ = ("_hashes", "_ids", "_mask", "_positions", "_size")
 
     def __init__(self) -> None:
         self._ids = Ids()
+        self._size = 0  # len(self._ids), without a call for every row
         self._mask = 7
         self._hashes = array("I", [0]) * 8
         self._positions = array("I", [0]) * 8  # position + 1; 0 is an empty slot
@@ -102,9 +103,10 @@ class IdSet:
                 return False
             slot = (slot + 1) & mask
         self._ids.append(text)
-        positions[slot] = len(self._ids)
+        size = self._size = self._size + 1
+        positions[slot] = size
         hashes[slot] = low
-        if len(self._ids) * 3 > mask * 2:
+        if size * 3 > mask * 2:
             self._grow()
         return True
 
@@ -134,4 +136,4 @@ class IdSet:
         return False
 
     def __len__(self) -> int:
-        return len(self._ids)
+        return self._size

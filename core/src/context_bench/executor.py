@@ -34,8 +34,57 @@ from .rowtask import RowTask, arun_row, run_row, timed_out_row
 
 OnRow = Callable[[EvalRow], None]
 
-#: A row that waits longer than this (seconds), and for more than half its time, is I/O-bound.
+#: A row waited on I/O when it blocked (a voluntary context switch: a socket, a pipe, a sleep) and
+#: its wall time passed its CPU time by more than this (seconds) and by more than half.
 WAIT_THRESHOLD = 0.002
+#: Rows one after another that must wait before the other workers start: on a busy machine one row
+#: can seem to wait (the supervisor taking the interpreter's lock, then the scheduler running other
+#: processes), and starting seven threads for rows that compute costs up to 2.7x their CPU.
+WAITING_ROWS = 2
+
+
+def _rusage_clock() -> tuple[float, float, int]:
+    usage = getrusage(RUSAGE_THREAD)
+    return time.perf_counter(), usage.ru_utime + usage.ru_stime, usage.ru_nvcsw
+
+
+def _cpu_clock() -> tuple[float, float, int]:
+    return time.perf_counter(), time.thread_time(), 1  # no switch counts here: every wait counts
+
+
+# row_clock(), for the calling thread: wall seconds, its CPU seconds and its voluntary context
+# switches (the times it blocked; a pre-emption is an involuntary one).  getrusage reads both in one
+# call, in a fifth of the time time.thread_time takes here; without it (not Linux) a wait cannot be
+# told from a pre-emption, and only the rows in a row tell them apart.
+try:
+    from resource import RUSAGE_THREAD, getrusage
+except ImportError:  # macOS has no usage per thread, Windows no resource module
+    row_clock = _cpu_clock
+else:
+    row_clock = _rusage_clock
+
+
+class RowWaits:
+    """Whether the rows one worker runs wait on I/O, so that more workers would help: true once
+    :data:`WAITING_ROWS` rows in a row blocked and spent most of their time waiting (more than
+    :data:`WAIT_THRESHOLD`); rows that compute never are, however often the machine pre-empts them."""
+
+    __slots__ = ("clock", "streak")
+
+    def __init__(self) -> None:
+        self.clock = row_clock
+        self.streak = 0
+
+    def row(self, before: tuple[float, float, int]) -> bool:
+        """Count the row that started at ``before`` (a :data:`row_clock` reading) and ends now."""
+        wall, cpu, switches = self.clock()
+        wall -= before[0]
+        waited = wall - (cpu - before[1])
+        if switches > before[2] and waited > WAIT_THRESHOLD and waited * 2 > wall:
+            self.streak += 1
+        else:
+            self.streak = 0
+        return self.streak >= WAITING_ROWS
 
 
 class Executor(Protocol):
@@ -169,15 +218,20 @@ class LocalExecutor:
         """Run rows in this thread for as long as they keep the CPU busy; True if rows are left.
 
         Threads only help rows that wait (a network call, a subprocess); for rows that compute,
-        they cost a third more CPU in lock hand-offs.  So rows run here until one of them spends
-        most of its time waiting, and the rest go to the worker threads.
+        they cost a third more CPU in lock hand-offs.  So rows run here until they wait
+        (:class:`RowWaits`), and the rest go to the worker threads.
         """
-        inline_only = self.max_concurrency == 1
+        if self.max_concurrency == 1:
+            while (task := feed.next()) is not None:
+                on_row(run_row(task))
+            return False
+        waits = RowWaits()
         while (task := feed.next()) is not None:
-            wall, cpu = time.perf_counter(), time.thread_time()
-            on_row(run_row(task))
-            wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
-            if not inline_only and wall - cpu > max(WAIT_THRESHOLD, wall / 2):
+            before = waits.clock()
+            row = run_row(task)
+            waiting = waits.row(before)
+            on_row(row)
+            if waiting:
                 return True
         return False
 
@@ -283,9 +337,9 @@ class _Supervised:
     """Sync rows in daemon worker threads while the calling thread enforces the call deadline.
 
     One worker starts, and keeps the CPU to itself for as long as its rows compute (threads only
-    help rows that wait); when a row waits, the other workers start.  A call past the deadline
-    costs its row (an error naming the stage and the deadline) and its thread (left to finish in
-    the background); a new worker takes the thread's place.
+    help rows that wait); when rows wait (:class:`RowWaits`), the other workers start.  A call
+    past the deadline costs its row (an error naming the stage and the deadline) and its thread
+    (left to finish in the background); a new worker takes the thread's place.
     """
 
     def __init__(self, feed: _Feed, on_row: OnRow, concurrency: int, timeout: float) -> None:
@@ -334,6 +388,7 @@ class _Supervised:
         def before_call(obj: Any, method: str) -> None:
             slot.call = (obj, method, time.monotonic())
 
+        waits = RowWaits() if busy_first and self.concurrency > 1 else None
         try:
             while not self.stop.is_set():
                 with self.lock:
@@ -345,14 +400,16 @@ class _Supervised:
                             self.done.set()
                         return
                     self.in_flight += 1
-                wall, cpu = time.perf_counter(), time.thread_time()
-                row = run_row(task, before_call)
+                if waits is None or self.spread:
+                    row = run_row(task, before_call)
+                else:
+                    before = waits.clock()
+                    row = run_row(task, before_call)
+                    if waits.row(before):
+                        waits = None
+                        self._spread()
                 if not self._finish(slot, row):
                     return  # the supervisor gave this row up; a new worker took this one's place
-                if busy_first and not self.spread:
-                    wall, cpu = time.perf_counter() - wall, time.thread_time() - cpu
-                    if wall - cpu > max(WAIT_THRESHOLD, wall / 2):
-                        self._spread()
         except BaseException as exc:  # noqa: BLE001 - surfaced in the calling thread
             self.failure.append(exc)
             self.stop.set()

@@ -76,7 +76,7 @@ class EvalRow:
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cost": self.cost,
-            "errors": [attrs.asdict(e) for e in self.errors],
+            "errors": [attrs.asdict(e) for e in self.errors] if self.errors else [],
             "failures": self.failures,
             "usage": self.usage,
             "meta": self.meta,

@@ -37,6 +37,7 @@ FALLBACKS = "fallbacks"
 
 #: Keys of a system's output that are neither row fields nor ``meta["output"]``.
 _NOT_EXTRAS = ("response", "repaired")
+_NOT_META = frozenset(_ROW_FIELDS + _NOT_EXTRAS)
 
 #: What a row whose reply was repaired notes (``EvalRow.meta["repaired"]``).
 REPAIRED_REPLY = "the response had lone surrogates (not encodable as UTF-8): replaced with U+FFFD"
@@ -224,7 +225,7 @@ def _fill_output(row: EvalRow, processed: dict[str, Any]) -> None:
             known += 1
             if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
                 setattr(row, field, float(value))
-    if len(processed) > known:
+    if len(processed) > known and not processed.keys() <= _NOT_META:
         extras = {k: v for k, v in processed.items() if k not in _ROW_FIELDS and k not in _NOT_EXTRAS}
         if extras:
             row.meta.setdefault("output", extras)

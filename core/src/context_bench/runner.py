@@ -176,8 +176,9 @@ class _TaskBuilder:
         """The row's system: ``system`` itself, or for :class:`RowSystems` the one its row names."""
         if type(system) is not RowSystems:
             return system
-        name = example.get("system", system.default) if isinstance(example, Mapping) else system.default
-        return system.named(str(name))
+        if type(example) is dict or isinstance(example, Mapping):
+            return system.named(str(example.get("system", system.default)))
+        return system.named(system.default)
 
     def _task(
         self,
@@ -193,7 +194,9 @@ class _TaskBuilder:
         dataset = example.get("dataset") or name
         if type(dataset) is not str:
             dataset = str(dataset)
-        ex_id = example_id(example)
+        ex_id = example.get("id")
+        if type(ex_id) is not str or not ex_id:  # else it is the id, as example_id() would say
+            ex_id = example_id(example)
         scoring = isinstance(system, Precomputed)
         ids = seen.get((system.name if scoring else "", dataset))
         if ids is None:
@@ -208,16 +211,18 @@ class _TaskBuilder:
                 error = RowError("input", where, "DuplicateId", message)
             return RowTask(index, system, dataset, ex_id or f"#{number}", example, error=error)
         if scoring:
-            where = f"row {number} of data set {name!r}"
             response = example.get("response")
             if type(response) not in (str, int, float) and response is not None:
+                where = f"row {number} of data set {name!r}"
                 message = f"{where}: 'response' is a {type(response).__name__}, not text, so it is not scored"
                 error = RowError("input", where, "TypeError", message)
                 return RowTask(index, system, dataset, ex_id, example, error=error)
-            problems = [found for field in FIGURES if (found := figure_problem(field, example.get(field)))]
-            if problems:
-                error = RowError("input", where, "InvalidFigure", f"{where}: {'; '.join(problems)}")
-                return RowTask(index, system, dataset, ex_id, example, error=error)
+            if not example.keys().isdisjoint(FIGURES):  # figures of its own: tokens, latency, cost
+                problems = [p for field in FIGURES if (p := figure_problem(field, example.get(field)))]
+                if problems:
+                    where = f"row {number} of data set {name!r}"
+                    error = RowError("input", where, "InvalidFigure", f"{where}: {'; '.join(problems)}")
+                    return RowTask(index, system, dataset, ex_id, example, error=error)
         evaluators = self.wiring(dataset).for_row(example)
         if not evaluators:
             unscored = self._unscored.setdefault(dataset, [ex_id, 0])
@@ -398,9 +403,11 @@ def evaluate(
             )
         if finish_row is not None:
             finish_row(row)
-        watch.seen(row)
+        if watch.limit:
+            watch.seen(row)
         delivery.add(row, task.evaluators)
-        bar.update(errors=1 if row.errors else 0)
+        if bar.enabled:
+            bar.update(errors=1 if row.errors else 0)
 
     try:
         with fewer_collections():
@@ -466,7 +473,7 @@ class _Delivery:
 
     def add(self, row: EvalRow, evaluators: list[Any]) -> None:
         with self._lock:
-            if evaluators and not row.errors:
+            if evaluators and not row.errors and len(row.meta.get(SCORED_BY, ())) < len(evaluators):
                 self._count_unscored(row, evaluators)
             if row.index != self._next:
                 self._waiting[row.index] = row
@@ -496,11 +503,10 @@ class _Delivery:
 
     def _count_unscored(self, row: EvalRow, evaluators: list[Any]) -> None:
         scored = row.meta.get(SCORED_BY, ())
-        if len(scored) < len(evaluators):
-            for evaluator in evaluators:
-                name = evaluator_name(evaluator)
-                if name not in scored:
-                    self._missing[(row.dataset, name)] = self._missing.get((row.dataset, name), 0) + 1
+        for evaluator in evaluators:
+            name = evaluator_name(evaluator)
+            if name not in scored:
+                self._missing[(row.dataset, name)] = self._missing.get((row.dataset, name), 0) + 1
 
     def not_applicable(self) -> list[str]:
         """One line per (data set, evaluator) that gave some rows no score (they lack a field it needs)."""

@@ -184,7 +184,8 @@ class _Group:
         if row.weights or self.weights is not None:
             self._weigh(row)
         columns.add(row, row.scores)
-        self.judges.add(row)
+        if row.usage or row.failures:  # what a judge's rows have (a call per row saved elsewhere)
+            self.judges.add(row)
         if row.failures:
             self.failures.update(row.failures.keys())
             self.failed.update(row.meta.get(FALLBACKS, ()))

@@ -77,10 +77,12 @@ class Inputs:
         for row in rows:
             key = ("", name)
             if isinstance(row, dict):
-                _from_report(row)
+                if "scores" in row:
+                    _from_report(row)
                 key = (str(row.get("system") or ""), str(row.get("dataset") or name))
                 positions[key] += 1
-                if example_id(row) is None:  # set in place: a row's own type (and notes) stays
+                # set in place: a row's own type (and notes) stays
+                if row.get("id") in (None, "") and example_id(row) is None:
                     row["id"] = str(positions[key])
                     numbered += 1
             if self.limit is not None and self._taken[key] >= self.limit:

@@ -33,19 +33,32 @@ ROW_FIELDS = frozenset(EvalRow("", "", "").to_dict())
 def stored(row: EvalRow, text: str | None = None) -> tuple[Any, ...]:
     """The values of :data:`COLUMNS` for ``row``: its JSONL line (``text``, when the JSONL report's
     writer made it already), and the text searched (id, response, error messages)."""
-    slot = row.index + 1 if any(error.stage == "input" for error in row.errors) else 0
-    search = f"{row.example_id} {row.response or ''}"
+    # Every recorded row comes here: ASCII text (the usual) is checked in C, not through a call.
+    system, dataset, example_id = row.system, row.dataset, row.example_id
+    if not (system.isascii() and dataset.isascii() and example_id.isascii()):
+        system, dataset, example_id = repair_text(system), repair_text(dataset), repair_text(example_id)
+    if text is None:
+        text = encode_compact(line(row))
+    search = f"{example_id} {row.response or ''}"
+    slot = failed = 0
     if row.errors:
+        failed = 1
+        if any(error.stage == "input" for error in row.errors):
+            slot = row.index + 1
         search += " " + " ".join(f"{e.type}: {e.message}" for e in row.errors)
+    if not search.isascii():
+        search = repair_text(search)
+    if not search.isprintable():  # printable text has no control character
+        search = _CONTROL.sub(" ", search)
     return (
         row.index,
-        repair_text(row.system),
-        repair_text(row.dataset),
-        repair_text(row.example_id),
+        system,
+        dataset,
+        example_id,
         slot,
-        1 if row.errors else 0,
-        repair_text(text if text is not None else encode_compact(line(row))),
-        _CONTROL.sub(" ", repair_text(search)),
+        failed,
+        text if text.isascii() else repair_text(text),
+        search,
     )
 
 
