@@ -56,6 +56,9 @@ class EvalRow:
     #: A score field's weight in the summary's mean, where an evaluator set one (default 1).
     weights: dict[str, float] | None = None
     index: int = 0
+    #: What the run's meter measured of the row's calls (``calls``, ``input_tokens``, ...:
+    #: :func:`context_bench.metering.metered_figures`); None when the run is not metered.
+    metered: dict[str, Any] | None = None
     #: What this run computed afresh (system output, scores by evaluator identity), for the cache;
     #: never serialized.
     fresh: dict[str, Any] | None = attrs.field(default=None, repr=False, eq=False)
@@ -80,6 +83,7 @@ class EvalRow:
             "meta": self.meta,
             "weights": self.weights,
             "index": self.index,
+            **({"metered": self.metered} if self.metered is not None else {}),
         }
 
     @classmethod
@@ -363,6 +367,9 @@ class Summary:
     #: one wired by its name (AnswerQuality's ``f1`` on an NLI set): the Scores tables leave them
     #: out unless ``--detail``; ``--evaluator`` names an evaluator, so its fields are never here.
     by_fields: dict[str, list[str]] = attrs.Factory(dict)
+    #: Every call the run's meter relayed (``calls``, ``input_tokens``, ... as a row's ``metered``),
+    #: and under ``unattributed`` those no row could be given; None when the run was not metered.
+    metered: dict[str, Any] | None = None
 
     def direction(self, field: str) -> Direction:
         """Which way ``field`` points (higher is better for a field the summary does not know)."""

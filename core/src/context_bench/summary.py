@@ -450,6 +450,8 @@ class Summarizer:
         self.judge_models: dict[str, str] = {}
         #: :attr:`Summary.by_fields`; the runner sets it from the run's wiring.
         self.by_fields: dict[str, list[str]] = {}
+        #: :attr:`Summary.metered`; the runner sets it from the run's meter.
+        self.metered: dict[str, Any] | None = None
         self.reset()
 
     def reset(self) -> None:
@@ -559,6 +561,7 @@ class Summarizer:
             alpha=self.analysis.alpha,
             score_fields=score_fields,
             by_fields={d: list(f) for _, d in groups if (f := self.by_fields.get(d))},
+            metered=self.metered,
         )
 
     def _score_fields(self) -> dict[str, ScoreField]:

@@ -29,6 +29,7 @@ from ..plugins import PluginHost
 from ..reports import FORMATS
 from ..specs import ExecutorSpec
 from .history import add_store_option, add_tag_option
+from .meter_options import metering_from_args
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
@@ -331,6 +332,7 @@ class RunOptions:
                 store=args.store,
                 tags=args.tag,
             ),
+            metering=metering_from_args(args),
             plugins={d: getattr(args, d) for d in sorted(host.option_dests()) if hasattr(args, d)},
         )
         executor = host.find_executor(args.executor) if getattr(args, "executor", None) else None
