@@ -13,7 +13,7 @@ import pytest
 from context_bench import Metering, Output, RunConfig, evaluate
 from context_bench.cli import main
 from context_bench.metering import ROW_HEADER, current
-from context_bench.testing import FakeServer, Reply
+from context_bench.testing import FakeServer, Reply, free_port
 
 PY = shlex.quote(sys.executable)
 KEY = "sk-metered-run-" + "0123456789abcdef" * 2
@@ -176,6 +176,95 @@ def test_a_key_a_system_sends_is_in_no_report_log_or_cache(capsys, tmp_path, ups
     assert json.loads(out.read_text())["rows"][0]["metered"]["calls"] == 1
 
 
+class LyingCompressor:
+    """A compressor proxy under test, as a reader would write one: it keeps the first ``keep``
+    words of the prompt, sends that on to the meter with the row header it was given, and answers
+    with the model's reply but says the prompt was 1 token."""
+
+    def __init__(self, meter_url: str, keep: int) -> None:
+        import http.server
+        import threading
+
+        outer = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                for message in body["messages"]:
+                    message["content"] = " ".join(message["content"].split()[:keep])
+                row = self.headers.get(ROW_HEADER)
+                answer = httpx.post(
+                    f"{outer.meter_url}/chat/completions", json=body, headers={ROW_HEADER: row} if row else {}
+                ).json()
+                answer["usage"] = {"prompt_tokens": 1, "completion_tokens": 1}
+                data = json.dumps(answer).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args):
+                pass
+
+        self.meter_url = meter_url
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _words(body) -> int:
+    return sum(len(message["content"].split()) for message in body["messages"])
+
+
+def test_a_compressor_that_lies_about_its_usage_is_measured_and_caught(capsys, tmp_path):
+    """The issue's case: the report shows the measured compression ratio (5 of 20 words reached
+    the model: 0.25, where the compressor's own word gives 0.05) and the discrepancy."""
+    port = free_port()
+    stated = lambda body: Reply("Paris", usage={"prompt_tokens": _words(body), "completion_tokens": 1})  # noqa: E731
+    data = tmp_path / "long.jsonl"
+    question = " ".join(f"word{i}" for i in range(20))
+    data.write_text(
+        "".join(json.dumps({"id": str(n), "question": question, "answer": "Paris"}) + "\n" for n in range(3))
+    )
+    with FakeServer(stated) as model, LyingCompressor(f"http://127.0.0.1:{port}/v1", keep=5) as compressor:
+        flags = ["--meter", model.url, "--meter-port", str(port), "--proxy", model.url, "--name", "baseline"]
+        flags += ["--proxy", compressor.url, "--name", "compressed"]
+        code = main(["run", *flags, "--dataset", str(data), "--output", "json", "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    report = json.loads(out)
+    summary = report["summary"]
+    assert [(g["system"], g["tokens_source"], g["tokens"]["input_mean"]) for g in summary["groups"]] == [
+        ("baseline", "metered", 20),
+        ("compressed", "metered", 5),
+    ]
+    assert {c["compression_ratio"] for c in summary["comparisons"]} == {0.25}
+    assert summary["discrepancies"] == [
+        {
+            "system": "compressed",
+            "dataset": "long",
+            "reported_input_tokens": 3,
+            "metered_input_tokens": 15,
+            "rows": 3,
+        }
+    ]
+    warning = (
+        "compressed on long reported 3 input tokens where the meter measured 15 over 3 rows (-80%); "
+        "the meter's count is what reached the model"
+    )
+    assert warning in summary["warnings"] and f"warning: {warning}" in err
+    assert [row["input_tokens"] for row in report["rows"] if row["system"] == "compressed"] == [1, 1, 1]
+
+
 def test_the_tokenizer_counts_what_the_upstream_states_no_usage_for(capsys, tmp_path):
     """docs/savings.md's hand-worked count: one user message "hello world" is 3 + 1 + 2 + 3 = 9
     tokens in cl100k_base; with --keep-prompts the row holds what was sent."""
@@ -226,3 +315,68 @@ def test_the_meters_flags_need_the_meter(capsys, tmp_path, upstream):
     code, _, err = _run(capsys, tmp_path, "--keep-prompts", "--proxy", upstream.url)
     assert code == 2
     assert "--keep-prompts works on the calls through the meter: give --meter URL too" in err
+
+
+def _group(system, dataset, own, metered):
+    """A group of rows, each with the system's own input count and the meter's (None: none)."""
+    from context_bench.columns import Columns
+    from context_bench.records import EvalRow
+
+    columns = Columns()
+    for n, (given, seen) in enumerate(zip(own, metered, strict=True)):
+        row = EvalRow(system, dataset, str(n), input_tokens=given)
+        row.metered = None if seen is None else {"calls": 1, "input_tokens": seen}
+        columns.add(row, {})
+    return columns
+
+
+def test_the_meters_counts_are_read_only_where_every_system_on_the_data_set_has_them():
+    from context_bench.measured import sourced
+
+    columns = {
+        ("base", "a"): _group("base", "a", [100, 100], [100, 100]),
+        ("comp", "a"): _group("comp", "a", [1, 1], [40, 40]),
+        ("base", "b"): _group("base", "b", [100], [100]),
+        ("comp", "b"): _group("comp", "b", [1], [None]),  # not metered: b reads the systems' own
+        ("base", "c"): _group("base", "c", [None], [None]),
+    }
+    chosen, sources = sourced(columns)
+    assert sources == {
+        ("base", "a"): "metered",
+        ("comp", "a"): "metered",
+        ("base", "b"): "reported",
+        ("comp", "b"): "reported",
+        ("base", "c"): None,
+    }
+    assert list(chosen[("comp", "a")].input_tokens) == [40, 40]
+    assert list(chosen[("comp", "b")].input_tokens) == [1]
+
+
+@pytest.mark.parametrize(
+    ("own", "metered", "listed"),
+    [
+        ([105], [100], False),  # 5% exactly: within the tolerance
+        ([106], [100], True),
+        ([95], [100], False),
+        ([94], [100], True),
+        ([1, 50, None], [10, 50, 1000], True),  # 51 of 60 over the 2 rows with both: -15%
+        ([None], [100], False),  # nothing reported: nothing to compare
+    ],
+)
+def test_a_discrepancy_is_an_own_count_more_than_5_percent_off_the_meters(own, metered, listed):
+    from context_bench.measured import discrepancies
+
+    found = discrepancies({("s", "d"): _group("s", "d", own, metered)})
+    assert bool(found) is listed
+    if len(own) == 3:
+        assert [(f.reported_input_tokens, f.metered_input_tokens, f.rows) for f in found] == [(51, 60, 2)]
+
+
+def test_a_saved_summary_keeps_its_discrepancies_and_sources(capsys, tmp_path, upstream):
+    from context_bench.saved import summary_from_dict
+
+    code, report, _ = _run(capsys, tmp_path, "--meter", upstream.url, "--proxy", upstream.url, count=1)
+    assert code == 0
+    saved = summary_from_dict(report["summary"])
+    assert saved.to_dict() == report["summary"]
+    assert saved.groups[0].tokens_source == "metered" and saved.metered["calls"] == 1

@@ -38,6 +38,10 @@ class Columns:
     output_tokens: array = attrs.Factory(lambda: array("d"))
     latency: array = attrs.Factory(lambda: array("d"))
     cost: array = attrs.Factory(lambda: array("d"))
+    #: What the run's meter measured of each row's calls (``row.metered``), NaN where it did not.
+    metered_input: array = attrs.Factory(lambda: array("d"))
+    metered_output: array = attrs.Factory(lambda: array("d"))
+    metered_cost: array = attrs.Factory(lambda: array("d"))
     missing: int = 0
 
     def add(self, row: EvalRow, values: dict[str, float]) -> None:
@@ -52,6 +56,17 @@ class Columns:
         self.output_tokens.append(_figure(row.output_tokens))
         self.latency.append(_figure(row.latency))
         self.cost.append(_figure(row.cost))
+        metered = row.metered or {}
+        self.metered_input.append(_figure(metered.get("input_tokens")))
+        self.metered_output.append(_figure(metered.get("output_tokens")))
+        self.metered_cost.append(_figure(metered.get("cost")))
+
+    def measured(self) -> Columns:
+        """These columns with the meter's tokens and cost in place of the system's own (the rest
+        shared, not copied)."""
+        return attrs.evolve(
+            self, input_tokens=self.metered_input, output_tokens=self.metered_output, cost=self.metered_cost
+        )
 
     def __len__(self) -> int:
         return len(self.ids)

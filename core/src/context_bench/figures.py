@@ -16,6 +16,7 @@ import attrs
 from .analysis import Analysis
 from .comparisons import baseline_of, compare, notes
 from .direction import HIGHER, Direction, Directions
+from .measured import discrepancies, sourced
 from .metrics.aggregate import percentile
 from .metrics.agreement import krippendorff_alpha
 from .metrics.intervals import estimate, finite
@@ -24,6 +25,7 @@ from .records import (
     DEFAULT_SCORE_FIELD,
     Comparison,
     Cost,
+    Discrepancy,
     FrontierPlace,
     JudgeFigures,
     LatencyFigures,
@@ -269,6 +271,10 @@ class RunFigures:
     missing: list[str]
     baseline: str | None
     notes: list[str] = attrs.Factory(list)
+    #: Each group's ``tokens_source`` and the groups whose own counts are off the meter's
+    #: (:mod:`context_bench.measured`).
+    sources: dict[Key, str | None] = attrs.Factory(dict)
+    discrepancies: list[Discrepancy] = attrs.Factory(list)
 
 
 def run_figures(
@@ -280,6 +286,8 @@ def run_figures(
     """Every group's figures, the frontier of each data set and the comparisons, each field read
     in its direction (``directions``; None: every field higher-is-better)."""
     directions = directions or Directions()
+    found = discrepancies(columns)
+    columns, sources = sourced(columns)
     groups = {
         key: group_figures(key[0], group, judges[key], analysis, directions) for key, group in columns.items()
     }
@@ -312,4 +320,4 @@ def run_figures(
         if not figures.cost.priced and any(d != d for d in figures.dollars)
     ]
     missing = list(dict.fromkeys([*unpriced, *total.unpriced(analysis)]))
-    return RunFigures(groups, places, comparisons, named, missing, baseline, said)
+    return RunFigures(groups, places, comparisons, named, missing, baseline, said, sources, found)

@@ -244,6 +244,18 @@ class FailedField:
 
 
 @attrs.frozen
+class Discrepancy:
+    """A group whose own input tokens differ from what the meter measured by more than 5%, each
+    summed over the ``rows`` that have both (:mod:`context_bench.measured`)."""
+
+    system: str
+    dataset: str
+    reported_input_tokens: float
+    metered_input_tokens: float
+    rows: int
+
+
+@attrs.frozen
 class GroupSummary:
     """One (system, data set): its rows, the means of every score field, each metric's figures,
     soft failures per evaluator, and the breakdowns asked for (key -> value -> part)."""
@@ -274,6 +286,10 @@ class GroupSummary:
     passing: Passing = attrs.Factory(Passing)
     judge: JudgeFigures = attrs.Factory(JudgeFigures)
     frontier: FrontierPlace = attrs.Factory(FrontierPlace)
+    #: Whose counts ``tokens``, ``cost``, the savings and the frontier read: ``metered`` (the run's
+    #: meter, when every system on the data set was metered), ``counted``, ``reported`` (the
+    #: system's own) or None (none).
+    tokens_source: str | None = None
 
     def failed_on_every_row(self, field: str) -> bool:
         """Whether every value of ``field`` is a fallback: it has no mean and no interval to show."""
@@ -370,6 +386,8 @@ class Summary:
     #: Every call the run's meter relayed (``calls``, ``input_tokens``, ... as a row's ``metered``),
     #: and under ``unattributed`` those no row could be given; None when the run was not metered.
     metered: dict[str, Any] | None = None
+    #: The groups whose own input tokens are off the meter's by more than 5% (each also warned).
+    discrepancies: list[Discrepancy] = attrs.Factory(list)
 
     def direction(self, field: str) -> Direction:
         """Which way ``field`` points (higher is better for a field the summary does not know)."""

@@ -17,6 +17,7 @@ from .columns import NAN, Columns
 from .comparisons import baseline_of
 from .direction import Directions, named
 from .figures import JudgeTally, RunFigures, run_figures
+from .measured import discrepancy_warning
 from .metrics import Latency, percentile
 from .records import (
     BreakdownPart,
@@ -550,6 +551,7 @@ class Summarizer:
             + overflow
             + self._absent
             + figures.notes
+            + [discrepancy_warning(found) for found in figures.discrepancies]
             + _unpriced(figures),
             exclude_errors=self.exclude_errors,
             units={m.name: m.unit for m in self.metrics if getattr(m, "unit", None)},
@@ -562,6 +564,7 @@ class Summarizer:
             score_fields=score_fields,
             by_fields={d: list(f) for _, d in groups if (f := self.by_fields.get(d))},
             metered=self.metered,
+            discrepancies=figures.discrepancies,
         )
 
     def _score_fields(self) -> dict[str, ScoreField]:
@@ -669,6 +672,7 @@ class Summarizer:
             passing=found.passing,
             judge=found.judge,
             frontier=figures.frontier[(system, dataset)],
+            tokens_source=figures.sources.get((system, dataset)),
         )
 
     @staticmethod
