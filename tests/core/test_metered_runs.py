@@ -380,3 +380,39 @@ def test_a_saved_summary_keeps_its_discrepancies_and_sources(capsys, tmp_path, u
     saved = summary_from_dict(report["summary"])
     assert saved.to_dict() == report["summary"]
     assert saved.groups[0].tokens_source == "metered" and saved.metered["calls"] == 1
+
+
+@pytest.mark.parametrize(
+    ("usage", "price", "metered", "dollars"),
+    [
+        (  # OpenAI's form (vLLM's too): 1,000 prompt tokens, 800 of them read from the cache
+            {"prompt_tokens": 1000, "completion_tokens": 10, "prompt_tokens_details": {"cached_tokens": 800}},
+            "gpt-4o-mini=1,2,0.25",
+            (1000, 10, 800, None),
+            200 * 1 + 800 * 0.25 + 10 * 2,
+        ),
+        (  # Anthropic's: its input_tokens leaves out the 1,000 read and the 50 written
+            {
+                "input_tokens": 200,
+                "cache_read_input_tokens": 1000,
+                "cache_creation_input_tokens": 50,
+                "output_tokens": 10,
+            },
+            "gpt-4o-mini=1,2,0.25,1.25",
+            (1250, 10, 1000, 50),
+            200 * 1 + 1000 * 0.25 + 50 * 1.25 + 10 * 2,
+        ),
+    ],
+)
+def test_cached_tokens_are_priced_at_the_cache_prices_given(capsys, tmp_path, usage, price, metered, dollars):
+    with FakeServer(lambda body: Reply("Paris", usage=usage)) as model:
+        code, report, err = _run(
+            capsys, tmp_path, "--meter", model.url, "--proxy", model.url, "--price", price, count=2
+        )
+    assert code == 0, err
+    figures = ("input_tokens", "output_tokens", "cached_input_tokens", "cache_write_tokens")
+    assert [tuple(row["metered"][f] for f in figures) for row in report["rows"]] == [metered] * 2
+    (group,) = report["summary"]["groups"]
+    assert group["tokens_source"] == "metered"
+    assert group["cost"] == {"dollars": 2 * (dollars / 1_000_000), "priced": True, "source": "priced"}
+    assert group["cache_hit_share"] == 0.8

@@ -18,6 +18,10 @@ from .records import EvalRow
 NAN = math.nan
 
 
+#: The figures of a row's ``metered`` its group keeps.
+METERED = ("input_tokens", "output_tokens", "cost", "cached_input_tokens", "cache_write_tokens")
+
+
 def _figure(value: float | None) -> float:
     return NAN if value is None else float(value)
 
@@ -38,10 +42,13 @@ class Columns:
     output_tokens: array = attrs.Factory(lambda: array("d"))
     latency: array = attrs.Factory(lambda: array("d"))
     cost: array = attrs.Factory(lambda: array("d"))
-    #: What the run's meter measured of each row's calls (``row.metered``), NaN where it did not.
-    metered_input: array = attrs.Factory(lambda: array("d"))
-    metered_output: array = attrs.Factory(lambda: array("d"))
-    metered_cost: array = attrs.Factory(lambda: array("d"))
+    #: What the run's meter measured of each row's calls (``row.metered``: :data:`METERED`), NaN
+    #: where it did not; empty until a row of the group is metered (an unmetered run keeps none).
+    metered: dict[str, array] = attrs.Factory(dict)
+    #: The prompt tokens read from and written to the provider's cache, per row (None: not known,
+    #: as in the systems' own figures; :meth:`measured` has the meter's).
+    cached_input_tokens: array | None = None
+    cache_write_tokens: array | None = None
     missing: int = 0
 
     def add(self, row: EvalRow, values: dict[str, float]) -> None:
@@ -56,16 +63,23 @@ class Columns:
         self.output_tokens.append(_figure(row.output_tokens))
         self.latency.append(_figure(row.latency))
         self.cost.append(_figure(row.cost))
-        metered = row.metered or {}
-        self.metered_input.append(_figure(metered.get("input_tokens")))
-        self.metered_output.append(_figure(metered.get("output_tokens")))
-        self.metered_cost.append(_figure(metered.get("cost")))
+        if row.metered is not None and not self.metered:
+            self.metered = {figure: array("d", [NAN]) * position for figure in METERED}
+        for figure, column in self.metered.items():
+            column.append(_figure(row.metered.get(figure) if row.metered is not None else None))
 
     def measured(self) -> Columns:
-        """These columns with the meter's tokens and cost in place of the system's own (the rest
-        shared, not copied)."""
+        """These columns with the meter's tokens, cost and cached tokens in place of the system's
+        own (the rest shared, not copied)."""
+        nothing = array("d", [NAN]) * len(self)
+        found = {figure: self.metered.get(figure, nothing) for figure in METERED}
         return attrs.evolve(
-            self, input_tokens=self.metered_input, output_tokens=self.metered_output, cost=self.metered_cost
+            self,
+            input_tokens=found["input_tokens"],
+            output_tokens=found["output_tokens"],
+            cost=found["cost"],
+            cached_input_tokens=found["cached_input_tokens"],
+            cache_write_tokens=found["cache_write_tokens"],
         )
 
     def __len__(self) -> int:

@@ -19,7 +19,7 @@ from .records import Discrepancy
 if TYPE_CHECKING:
     from .columns import Columns
 
-__all__ = ["TOLERANCE", "discrepancies", "discrepancy_warning", "sourced"]
+__all__ = ["TOLERANCE", "cache_hit_share", "discrepancies", "discrepancy_warning", "sourced"]
 
 Key = tuple[str, str]
 
@@ -36,7 +36,7 @@ def sourced(columns: Mapping[Key, Columns]) -> tuple[dict[Key, Columns], dict[Ke
     set was metered) and the source of its tokens."""
     metered_sets = {dataset for _, dataset in columns}
     for (_, dataset), group in columns.items():
-        if not _known(group.metered_input):
+        if not _known(group.metered.get("input_tokens", ())):
             metered_sets.discard(dataset)
     chosen: dict[Key, Columns] = {}
     sources: dict[Key, str | None] = {}
@@ -49,6 +49,20 @@ def sourced(columns: Mapping[Key, Columns]) -> tuple[dict[Key, Columns], dict[Ke
     return chosen, sources
 
 
+def cache_hit_share(columns: Columns) -> float | None:
+    """The share of the input tokens the provider's cache served, over the rows that say how many
+    (the meter's figures; None where no row does, or none had input)."""
+    if columns.cached_input_tokens is None:
+        return None
+    both = [
+        (given, cached)
+        for given, cached in zip(columns.input_tokens, columns.cached_input_tokens, strict=True)
+        if given == given and cached == cached
+    ]
+    total = sum(given for given, _ in both)
+    return sum(cached for _, cached in both) / total if total > 0 else None
+
+
 def discrepancies(columns: Mapping[Key, Columns]) -> list[Discrepancy]:
     """The groups whose own input tokens differ from the meter's by more than :data:`TOLERANCE`,
     summed over the rows that have both."""
@@ -56,7 +70,7 @@ def discrepancies(columns: Mapping[Key, Columns]) -> list[Discrepancy]:
     for (system, dataset), group in columns.items():
         both = [
             (own, seen)
-            for own, seen in zip(group.input_tokens, group.metered_input, strict=True)
+            for own, seen in zip(group.input_tokens, group.metered.get("input_tokens", ()), strict=False)
             if own == own and seen == seen
         ]
         if not both:

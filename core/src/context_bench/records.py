@@ -290,6 +290,9 @@ class GroupSummary:
     #: meter, when every system on the data set was metered), ``counted``, ``reported`` (the
     #: system's own) or None (none).
     tokens_source: str | None = None
+    #: The share of its input tokens the provider's cache served (metered groups whose calls said;
+    #: their dollars price those at ``--price``'s cached price).
+    cache_hit_share: float | None = None
 
     def failed_on_every_row(self, field: str) -> bool:
         """Whether every value of ``field`` is a fallback: it has no mean and no interval to show."""

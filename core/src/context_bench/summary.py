@@ -673,6 +673,7 @@ class Summarizer:
             judge=found.judge,
             frontier=figures.frontier[(system, dataset)],
             tokens_source=figures.sources.get((system, dataset)),
+            cache_hit_share=figures.cache_hit_shares.get((system, dataset)),
         )
 
     @staticmethod

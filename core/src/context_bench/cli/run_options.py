@@ -215,8 +215,9 @@ def add_figure_options(parser: argparse.ArgumentParser) -> None:
         "--price",
         action="append",
         default=[],
-        metavar="MODEL=IN,OUT",
-        help="dollars per million input and output tokens of a model (or system, or judge) (repeatable)",
+        metavar="MODEL=IN,OUT[,CACHED_IN[,CACHE_WRITE]]",
+        help="dollars per million input and output tokens of a model (or system, or judge), and of the "
+        "input tokens a metered call read from and wrote to the provider's cache (repeatable)",
     )
     figures.add_argument(
         "--prices", metavar="FILE", help="a TOML file of prices: [MODEL] input = IN, output = OUT"
