@@ -43,9 +43,9 @@ def _run(capsys, tmp_path, *flags, count=3):
     return code, json.loads(out) if out else None, err
 
 
-def _program(tmp_path, calls: int, header: bool) -> str:
+def _program(tmp_path, calls: int, header: bool, stream: bool = False) -> str:
     """A ``--command`` agent that calls the meter ``calls`` times per row, with its row's header
-    or without, and prints the last answer."""
+    or without, streamed (then printing the answer's bytes) or not (printing its text)."""
     path = tmp_path / "agent.py"
     path.write_text(
         "import json, os, sys, urllib.request\n"
@@ -54,11 +54,15 @@ def _program(tmp_path, calls: int, header: bool) -> str:
         f"if {header}:\n"
         f"    headers[{ROW_HEADER!r}] = os.environ['CBENCH_ROW']\n"
         f"for _ in range({calls}):\n"
-        "    body = json.dumps({'model': 'm', 'messages': [{'role': 'user', 'content': prompt}]}).encode()\n"
+        "    body = {'model': 'm', 'messages': [{'role': 'user', 'content': prompt}]}\n"
+        f"    if {stream}:\n"
+        "        body.update(stream=True, stream_options={'include_usage': True})\n"
+        "    body = json.dumps(body).encode()\n"
         "    url = os.environ['CBENCH_METER_URL'] + '/chat/completions'\n"
         "    request = urllib.request.Request(url, body, headers)\n"
         "    with urllib.request.urlopen(request) as answer:\n"
-        "        reply = json.load(answer)['choices'][0]['message']['content']\n"
+        f"        reply = answer.read().decode() if {stream} else None\n"
+        "        reply = reply or json.load(answer)['choices'][0]['message']['content']\n"
         "print(reply)\n",
         encoding="utf-8",
     )
@@ -99,31 +103,29 @@ def test_a_command_program_gets_the_meter_and_its_row_and_every_call_is_summed(c
     assert "could not be attributed" not in err
 
 
-def test_calls_without_the_header_are_the_only_row_in_flights_at_concurrency_1(capsys, tmp_path, upstream):
-    program = _program(tmp_path, calls=2, header=False)
-    code, report, err = _run(
-        capsys, tmp_path, "--meter", upstream.url, "--command", program, "--max-concurrency", "1"
-    )
-    assert code == 0, err
-    assert [row["metered"]["calls"] for row in report["rows"]] == [2, 2, 2]
-    assert report["summary"]["metered"]["unattributed"]["calls"] == 0
+NOTICE = (
+    "6 calls could not be attributed to rows; run with --max-concurrency 1 or forward X-Context-Bench-Row"
+)
 
 
-def test_calls_without_the_header_at_higher_concurrency_are_run_totals_said_once(capsys, tmp_path, upstream):
+@pytest.mark.parametrize(
+    ("concurrency", "per_row", "unattributed"),
+    [("1", [2, 2, 2], 0), ("2", [0, 0, 0], 6)],  # the only row in flight; else run totals, said once
+)
+def test_calls_without_the_header_are_a_row_s_only_one_at_a_time(
+    capsys, tmp_path, upstream, concurrency, per_row, unattributed
+):
     program = _program(tmp_path, calls=2, header=False)
     code, report, err = _run(
-        capsys, tmp_path, "--meter", upstream.url, "--command", program, "--max-concurrency", "2"
+        capsys, tmp_path, "--meter", upstream.url, "--command", program, "--max-concurrency", concurrency
     )
     assert code == 0, err
-    assert [row["metered"]["calls"] for row in report["rows"]] == [0, 0, 0]
-    assert [row["metered"]["input_tokens"] for row in report["rows"]] == [None, None, None]
+    assert [row["metered"]["calls"] for row in report["rows"]] == per_row
+    assert [row["metered"]["input_tokens"] for row in report["rows"]] == [n * 10 or None for n in per_row]
     totals = report["summary"]["metered"]
-    assert (totals["calls"], totals["input_tokens"], totals["unattributed"]["calls"]) == (6, 60, 6)
-    notice = (
-        "6 calls could not be attributed to rows; run with --max-concurrency 1 or forward X-Context-Bench-Row"
-    )
-    assert report["summary"]["warnings"].count(notice) == 1
-    assert err.count(notice) == 1
+    assert (totals["calls"], totals["input_tokens"], totals["unattributed"]["calls"]) == (6, 60, unattributed)
+    said = 1 if unattributed else 0
+    assert report["summary"]["warnings"].count(NOTICE) == said and err.count(NOTICE) == said
 
 
 def test_a_python_system_reads_the_meter_through_the_system_api(upstream):
@@ -416,3 +418,48 @@ def test_cached_tokens_are_priced_at_the_cache_prices_given(capsys, tmp_path, us
     assert group["tokens_source"] == "metered"
     assert group["cost"] == {"dollars": 2 * (dollars / 1_000_000), "priced": True, "source": "priced"}
     assert group["cache_hit_share"] == 0.8
+
+
+def test_a_429_and_a_500_pass_through_and_are_counted_as_calls_without_tokens(capsys, tmp_path):
+    """The first call of each row is refused with a 429 (Retry-After: 0), which the system retries;
+    every call of row 2 answers 500. What failed reached no model: a call, no tokens."""
+    seen: dict[str, int] = {}
+
+    def answer(body):
+        question = body["messages"][-1]["content"]
+        seen[question] = seen.get(question, 0) + 1
+        if question == "question 2":
+            return Reply(status=500, text="upstream broke")
+        if seen[question] == 1:
+            return Reply(status=429, headers={"Retry-After": "0"}, text="slow down")
+        return "Paris"
+
+    with FakeServer(answer) as model:
+        code, report, err = _run(
+            capsys, tmp_path, "--meter", model.url, "--proxy", model.url, "--max-retries", "1"
+        )
+    rows = report["rows"]
+    assert [(row["metered"]["calls"], row["metered"]["input_tokens"]) for row in rows] == [
+        (2, 10),
+        (2, 10),
+        (2, None),
+    ]
+    assert [bool(row["errors"]) for row in rows] == [False, False, True]
+    assert "500" in rows[2]["errors"][0]["message"]
+
+
+def test_a_streamed_call_is_counted_from_its_usage_chunk_and_passed_on_whole(capsys, tmp_path, upstream):
+    code, report, err = _run(
+        capsys,
+        tmp_path,
+        "--meter",
+        upstream.url,
+        "--command",
+        _program(tmp_path, 1, True, stream=True),
+        count=1,
+    )
+    assert code == 0, err
+    (row,) = report["rows"]
+    assert row["response"].startswith("data: ") and row["response"].endswith("data: [DONE]")
+    assert '"content": "Paris"' in row["response"]
+    assert row["metered"] == {"calls": 1, "input_tokens": 10, "output_tokens": 2, **UNMETERED}
