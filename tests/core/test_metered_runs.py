@@ -463,3 +463,15 @@ def test_a_streamed_call_is_counted_from_its_usage_chunk_and_passed_on_whole(cap
     assert row["response"].startswith("data: ") and row["response"].endswith("data: [DONE]")
     assert '"content": "Paris"' in row["response"]
     assert row["metered"] == {"calls": 1, "input_tokens": 10, "output_tokens": 2, **UNMETERED}
+
+
+def test_a_resumed_row_keeps_the_figures_of_the_run_that_made_it(capsys, tmp_path, upstream):
+    flags = ["--meter", upstream.url, "--proxy", upstream.url, "--cache-dir", str(tmp_path / "cache")]
+    code, first, _ = _run(capsys, tmp_path, *flags, count=2)
+    assert code == 0 and len(upstream.seen) == 2
+    code, again, _ = _run(capsys, tmp_path, *flags, count=2)
+    assert code == 0 and len(upstream.seen) == 2  # every row from the cache
+    assert [row["metered"] for row in again["rows"]] == [row["metered"] for row in first["rows"]]
+    assert again["rows"][0]["metered"]["input_tokens"] == 10
+    assert "metered" not in again["rows"][0]["meta"].get("output", {})
+    assert again["summary"]["metered"]["calls"] == 0  # this run relayed nothing
