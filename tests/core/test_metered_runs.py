@@ -316,17 +316,18 @@ def test_a_tokenizer_that_is_not_here_is_one_line_and_exit_2_before_any_row(
 def test_the_meters_flags_need_the_meter(capsys, tmp_path, upstream):
     code, _, err = _run(capsys, tmp_path, "--keep-prompts", "--proxy", upstream.url)
     assert code == 2
-    assert "--keep-prompts works on the calls through the meter: give --meter URL too" in err
+    assert "--keep-prompts keeps what the calls through the meter sent: give --meter URL too" in err
 
 
-def _group(system, dataset, own, metered):
-    """A group of rows, each with the system's own input count and the meter's (None: none)."""
+def _group(system, dataset, own, metered, counted=None):
+    """A group of rows, each with the system's own input count, the meter's and the tokenizer's
+    count of its prompt (None: none)."""
     from context_bench.columns import Columns
     from context_bench.records import EvalRow
 
     columns = Columns()
-    for n, (given, seen) in enumerate(zip(own, metered, strict=True)):
-        row = EvalRow(system, dataset, str(n), input_tokens=given)
+    for n, (given, seen, prompt) in enumerate(zip(own, metered, counted or [None] * len(own), strict=True)):
+        row = EvalRow(system, dataset, str(n), input_tokens=given, counted_input_tokens=prompt)
         row.metered = None if seen is None else {"calls": 1, "input_tokens": seen}
         columns.add(row, {})
     return columns
@@ -341,6 +342,10 @@ def test_the_meters_counts_are_read_only_where_every_system_on_the_data_set_has_
         ("base", "b"): _group("base", "b", [100], [100]),
         ("comp", "b"): _group("comp", "b", [1], [None]),  # not metered: b reads the systems' own
         ("base", "c"): _group("base", "c", [None], [None]),
+        ("base", "e"): _group("base", "e", [None, 7], [None, None], [50, 50]),
+        ("comp", "e"): _group("comp", "e", [None, None], [None, None], [None, 20]),
+        ("base", "f"): _group("base", "f", [3], [None], [50]),
+        ("comp", "f"): _group("comp", "f", [3], [None], [None]),  # not counted: f reads their own
     }
     chosen, sources = sourced(columns)
     assert sources == {
@@ -349,8 +354,13 @@ def test_the_meters_counts_are_read_only_where_every_system_on_the_data_set_has_
         ("base", "b"): "reported",
         ("comp", "b"): "reported",
         ("base", "c"): None,
+        ("base", "e"): "counted",
+        ("comp", "e"): "counted",
+        ("base", "f"): "reported",
+        ("comp", "f"): "reported",
     }
     assert list(chosen[("comp", "a")].input_tokens) == [40, 40]
+    assert list(chosen[("comp", "e")].input_tokens)[1:] == [20]  # the first row was not counted
     assert list(chosen[("comp", "b")].input_tokens) == [1]
 
 
@@ -475,3 +485,20 @@ def test_a_resumed_row_keeps_the_figures_of_the_run_that_made_it(capsys, tmp_pat
     assert again["rows"][0]["metered"]["input_tokens"] == 10
     assert "metered" not in again["rows"][0]["meta"].get("output", {})
     assert again["summary"]["metered"]["calls"] == 0  # this run relayed nothing
+
+
+def test_without_the_meter_the_tokenizer_counts_the_prompt_each_system_is_given(capsys, tmp_path):
+    """A --command system reports no tokens; with --tokenizer the harness counts the prompt it gave
+    it: 'hello world' as one user message is 3 + 1 + 2 + 3 = 9 tokens in cl100k_base."""
+    data = tmp_path / "hello.jsonl"
+    data.write_text(json.dumps({"id": "1", "question": "hello world", "answer": "hi"}) + "\n")
+    echo = f"{PY} -c 'import sys; print(sys.stdin.read())'"
+    argv = ["run", "--command", echo, "--tokenizer", "cl100k_base", "--dataset", str(data)]
+    code = main([*argv, "--output", "json", "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    report = json.loads(out)
+    (row,) = report["rows"]
+    assert (row["input_tokens"], row["counted_input_tokens"], "metered" in row) == (None, 9, False)
+    (group,) = report["summary"]["groups"]
+    assert (group["tokens_source"], group["tokens"]["input_mean"]) == ("counted", 9)

@@ -49,6 +49,9 @@ class Columns:
     #: as in the systems' own figures; :meth:`measured` has the meter's).
     cached_input_tokens: array | None = None
     cache_write_tokens: array | None = None
+    #: The tokens of the prompt each row's system was given (``row.counted_input_tokens``); None
+    #: until a row of the group is counted.
+    counted: array | None = None
     missing: int = 0
 
     def add(self, row: EvalRow, values: dict[str, float]) -> None:
@@ -67,6 +70,10 @@ class Columns:
             self.metered = {figure: array("d", [NAN]) * position for figure in METERED}
         for figure, column in self.metered.items():
             column.append(_figure(row.metered.get(figure) if row.metered is not None else None))
+        if row.counted_input_tokens is not None and self.counted is None:
+            self.counted = array("d", [NAN]) * position
+        if self.counted is not None:
+            self.counted.append(_figure(row.counted_input_tokens))
 
     def measured(self) -> Columns:
         """These columns with the meter's tokens, cost and cached tokens in place of the system's

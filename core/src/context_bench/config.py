@@ -142,8 +142,9 @@ class Metering:
     """The meter of a run (docs/savings.md): with an ``upstream`` (the model endpoint, ``--meter
     URL``), a relay in front of it listens on ``host``:``port`` (0: a free port) for the run, every
     call through it is counted on its row, and a system whose endpoint is the upstream is sent
-    through it.  ``tokenizer`` counts each call's input itself (a
-    :class:`~context_bench.token_count.Tokenizer` or its ``--tokenizer`` spec); ``keep_prompts``
+    through it.  ``tokenizer`` (a :class:`~context_bench.token_count.Tokenizer` or its
+    ``--tokenizer`` spec) counts the prompt each system is given, with or without the meter, and
+    each call's input through the meter; ``keep_prompts``
     writes what each call sent into the rows (``--keep-prompts``; else they are never kept)."""
 
     upstream: str | None = None

@@ -3,7 +3,9 @@
 A group's tokens, dollars, compression ratio, tokens saved, dollars saved and place on the frontier
 come from one source (its ``tokens_source``): the meter's (``metered``), what crossed the wire, when
 every system on the data set was metered, so both sides of every comparison are measured alike;
-else the figures the systems report about themselves (``reported``); None when there are none.  A
+else the run's tokenizer's count of the prompt each system was given (``counted``: the input, with
+the systems' own output and cost), when every system on it was counted; else the figures the
+systems report about themselves (``reported``); None when there are none.  A
 system whose own input count is off the meter's by more than :data:`TOLERANCE` over a group's rows
 is listed in ``summary.discrepancies`` and warned about: a compressor that says it sent 10 tokens
 where 1,000 reached the model is caught here.
@@ -13,6 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from .records import Discrepancy
 
@@ -32,17 +36,23 @@ def _known(column: Any) -> bool:
 
 
 def sourced(columns: Mapping[Key, Columns]) -> tuple[dict[Key, Columns], dict[Key, str | None]]:
-    """Each group's columns as its figures read them (the meter's where every system on its data
-    set was metered) and the source of its tokens."""
+    """Each group's columns as its figures read them and the source of its tokens: the meter's
+    where every system on its data set was metered, else the tokenizer's count of the prompts the
+    systems were given where every one was counted, else the systems' own."""
     metered_sets = {dataset for _, dataset in columns}
+    counted_sets = set(metered_sets)
     for (_, dataset), group in columns.items():
         if not _known(group.metered.get("input_tokens", ())):
             metered_sets.discard(dataset)
+        if group.counted is None or not _known(group.counted):
+            counted_sets.discard(dataset)
     chosen: dict[Key, Columns] = {}
     sources: dict[Key, str | None] = {}
     for key, group in columns.items():
         if key[1] in metered_sets:
             chosen[key], sources[key] = group.measured(), "metered"
+        elif key[1] in counted_sets:
+            chosen[key], sources[key] = attrs.evolve(group, input_tokens=group.counted), "counted"
         else:
             chosen[key] = group
             sources[key] = "reported" if _known(group.input_tokens) else None

@@ -59,6 +59,9 @@ class EvalRow:
     #: What the run's meter measured of the row's calls (``calls``, ``input_tokens``, ...:
     #: :func:`context_bench.metering.metered_figures`); None when the run is not metered.
     metered: dict[str, Any] | None = None
+    #: The tokens of the prompt the harness gave the system (its chat as the run's tokenizer frames
+    #: it); None without ``--tokenizer``.
+    counted_input_tokens: float | None = None
     #: What this run computed afresh (system output, scores by evaluator identity), for the cache;
     #: never serialized.
     fresh: dict[str, Any] | None = attrs.field(default=None, repr=False, eq=False)
@@ -84,6 +87,7 @@ class EvalRow:
             "weights": self.weights,
             "index": self.index,
             **({"metered": self.metered} if self.metered is not None else {}),
+            **({"counted_input_tokens": c} if (c := self.counted_input_tokens) is not None else {}),
         }
 
     @classmethod

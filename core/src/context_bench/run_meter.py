@@ -15,8 +15,9 @@ if TYPE_CHECKING:
     from .meter import Metered
     from .records import EvalRow
     from .rowtask import RowTask
+    from .token_count import Tokenizer
 
-__all__ = ["METERED_FIELDS", "RunMeter", "metered_figures"]
+__all__ = ["METERED_FIELDS", "RunMeter", "counted_input", "metered_figures"]
 
 #: The figures of ``row.metered`` (docs/reports.md), in order.
 METERED_FIELDS = (
@@ -39,6 +40,18 @@ def metered_figures(metered: Metered, keep_prompts: bool = False) -> dict[str, A
     if keep_prompts:
         figures["prompts"] = list(metered.prompts)
     return figures
+
+
+def counted_input(tokenizer: Tokenizer, example: Any) -> int | None:
+    """The tokens of the prompt a row gives its system, as the harness frames it (the row's
+    ``messages``, else its context, question and choices as one user turn) and the tokenizer
+    counts a chat; None for a row that has no prompt."""
+    from .systems import build_messages
+
+    try:
+        return tokenizer.count_chat(build_messages(example))
+    except (TypeError, ValueError, AttributeError):
+        return None
 
 
 class RunMeter:

@@ -36,8 +36,9 @@ def add_meter_options(parser: argparse.ArgumentParser) -> None:
     meter.add_argument(
         "--tokenizer",
         metavar="NAME|PATH",
-        help="count each metered call's input: a tiktoken encoding (o200k_base, cl100k_base), a "
-        ".tiktoken file or a tokenizer.json; never downloaded (default: the usage the upstream states)",
+        help="count the prompt each system is given (row.counted_input_tokens) and, with --meter, each "
+        "call's input: a tiktoken encoding (o200k_base, cl100k_base), a .tiktoken file or a "
+        "tokenizer.json; never downloaded (default: the usage the upstream states)",
     )
     meter.add_argument(
         "--keep-prompts",
@@ -54,9 +55,8 @@ def metering_from_args(args: argparse.Namespace) -> Metering:
     upstream = getattr(args, "meter", None)
     spec = getattr(args, "tokenizer", None)
     keep = getattr(args, "keep_prompts", False)
-    if upstream is None and (spec is not None or keep):
-        flag = "--tokenizer" if spec is not None else "--keep-prompts"
-        raise UsageError(f"{flag} works on the calls through the meter: give --meter URL too")
+    if upstream is None and keep:
+        raise UsageError("--keep-prompts keeps what the calls through the meter sent: give --meter URL too")
     tokenizer = None
     if spec is not None:
         from ..token_count import load_tokenizer
