@@ -3,7 +3,8 @@
 of the run), over rows of 2,000 characters against a loopback fake upstream in a process of its own.
 
 With a tokenizer the run counts each prompt twice: the harness counts what it gives the system
-(``counted_input_tokens``) and the meter what each call sent on.  The issue's goal: counting takes at
+(``counted_input_tokens``) and the meter what each call sent on (the same text's second count is
+remembered, not encoded: ``Tokenizer.count``).  The issue's goal: counting takes at
 most 10% of the CPU of a metered run of 10,000 rows.  Printed: each run's CPU seconds (this
 process: the harness, the client, the meter), the share counting adds, and the tokens counted.
 
