@@ -85,16 +85,9 @@ def test_a_proxy_on_the_meters_upstream_is_sent_through_it_each_call_on_its_row(
 
 
 def test_a_command_program_gets_the_meter_and_its_row_and_every_call_is_summed(capsys, tmp_path, upstream):
-    code, report, err = _run(
-        capsys,
-        tmp_path,
-        "--meter",
-        upstream.url,
-        "--command",
-        _program(tmp_path, calls=3, header=True),
-        "--max-concurrency",
-        "3",
-    )
+    program = _program(tmp_path, calls=3, header=True)
+    flags = ["--meter", upstream.url, "--command", program]
+    code, report, err = _run(capsys, tmp_path, *flags, "--max-concurrency", "3")
     assert code == 0, err
     assert [row["response"] for row in report["rows"]] == ["Paris"] * 3
     assert [row["metered"] for row in report["rows"]] == [
@@ -459,15 +452,8 @@ def test_a_429_and_a_500_pass_through_and_are_counted_as_calls_without_tokens(ca
 
 
 def test_a_streamed_call_is_counted_from_its_usage_chunk_and_passed_on_whole(capsys, tmp_path, upstream):
-    code, report, err = _run(
-        capsys,
-        tmp_path,
-        "--meter",
-        upstream.url,
-        "--command",
-        _program(tmp_path, 1, True, stream=True),
-        count=1,
-    )
+    program = _program(tmp_path, 1, True, stream=True)
+    code, report, err = _run(capsys, tmp_path, "--meter", upstream.url, "--command", program, count=1)
     assert code == 0, err
     (row,) = report["rows"]
     assert row["response"].startswith("data: ") and row["response"].endswith("data: [DONE]")
