@@ -270,6 +270,7 @@ def test_the_tokenizer_counts_what_the_upstream_states_no_usage_for(capsys, tmp_
         code = main(["run", *flags, "--dataset", str(data), "--output", "json", "--no-progress"])
     out, err = capsys.readouterr()
     assert code == 0, err
+    assert "--tokenizer cl100k_base" in json.loads(out)["metadata"]["command"]  # no secret
     (row,) = json.loads(out)["rows"]
     assert row["metered"] == {
         "calls": 1,
@@ -488,3 +489,19 @@ def test_without_the_meter_the_tokenizer_counts_the_prompt_each_system_is_given(
     assert (row["input_tokens"], row["counted_input_tokens"], "metered" in row) == (None, 9, False)
     (group,) = report["summary"]["groups"]
     assert (group["tokens_source"], group["tokens"]["input_mean"]) == ("counted", 9)
+
+
+def test_a_run_file_names_the_meter_and_the_report_records_it(capsys, tmp_path, upstream):
+    run = tmp_path / "run.toml"
+    run.write_text(f'[options]\nmeter = "{upstream.url}"\ntokenizer = "cl100k_base"\n', encoding="utf-8")
+    data = tmp_path / "hello.jsonl"
+    data.write_text(json.dumps({"id": "1", "question": "hello world", "answer": "hi"}) + "\n")
+    argv = ["run", "--config", str(run), "--proxy", upstream.url, "--dataset", str(data)]
+    code = main([*argv, "--output", "json", "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["rows"][0]["metered"]["calls"] == 1
+    assert report["rows"][0]["counted_input_tokens"] == 3 + 1 + 2 + 3  # docs/savings.md's count
+    # a tokenizer is no secret: recorded, so --config REPORT runs it again
+    assert report["metadata"]["config"]["options"] == {"meter": upstream.url, "tokenizer": "cl100k_base"}
