@@ -505,3 +505,21 @@ def test_a_run_file_names_the_meter_and_the_report_records_it(capsys, tmp_path, 
     assert report["rows"][0]["counted_input_tokens"] == 3 + 1 + 2 + 3  # docs/savings.md's count
     # a tokenizer is no secret: recorded, so --config REPORT runs it again
     assert report["metadata"]["config"]["options"] == {"meter": upstream.url, "tokenizer": "cl100k_base"}
+
+
+@pytest.mark.timeout(20)  # the meter's wait for a row's calls in flight is 30 s
+def test_a_row_given_up_at_the_deadline_does_not_wait_for_its_call_in_the_meter(capsys, tmp_path):
+    """The model never answers row 0; at --call-timeout 1 its row is given up while its call is
+    still in the meter, and its figures are taken at once (no call finished: none counted) rather
+    than after the meter's wait for calls in flight, which held the executor's thread."""
+
+    def answer(body):
+        return Reply(fault="hang") if body["messages"][-1]["content"] == "question 0" else "Paris"
+
+    with FakeServer(answer, hang_seconds=60) as model:
+        flags = ["--meter", model.url, "--proxy", model.url, "--call-timeout", "1", "--max-retries", "0"]
+        _, report, _ = _run(capsys, tmp_path, *flags, count=2)
+    first, second = report["rows"]
+    assert first["errors"][0]["type"] == "DeadlineExceeded"
+    assert first["metered"]["calls"] == 0 and first["metered"]["input_tokens"] is None
+    assert second["metered"]["calls"] == 1 and not second["errors"]

@@ -8,6 +8,7 @@ import contextlib
 import sys
 from typing import TYPE_CHECKING, Any
 
+from .errors import DeadlineExceeded
 from .metering import MeterLink
 
 if TYPE_CHECKING:
@@ -110,7 +111,10 @@ class RunMeter:
         stack = self._open.pop(link.row, None)
         if stack is not None:
             stack.close()
-        taken = self.meter.take(link.row)
+        # a row given up at the call deadline may have a call still in the meter: not waited for
+        # (it is counted as unattributed when it ends)
+        given_up = any(error.type == DeadlineExceeded.__name__ for error in row.errors)
+        taken = self.meter.take(link.row, wait=0.0) if given_up else self.meter.take(link.row)
         cached = task.cached.output if task.cached is not None else None
         if cached is not None:
             row.metered = cached.get("metered")
