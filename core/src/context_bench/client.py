@@ -590,13 +590,11 @@ class ChatClient(_BaseChatClient):
         return self.send(self.body(messages))
 
     def send(self, body: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> Completion:
-        """:meth:`complete` for a request body made by :meth:`body` (or by hand); ``headers`` are
-        added to this request's (the row header of a metered run)."""
+        """:meth:`complete` for a body made by :meth:`body` (or by hand), with ``headers`` added."""
         data = json.dumps(body).encode()
         tries = _Tries(self.retry, self.deadline)
-        sent = {**self._headers, **headers} if headers else self._headers
-        while True:
-            outcome = self._attempt(data, tries, sent)
+        while True:  # ``headers``: a metered run's row header
+            outcome = self._attempt(data, tries, {**self._headers, **(headers or {})})
             if isinstance(outcome, Completion):
                 return outcome if tries.attempts == 1 else attrs.evolve(outcome, attempts=tries.attempts)
             time.sleep(self._retry_delay(tries, outcome))
