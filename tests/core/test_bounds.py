@@ -109,6 +109,7 @@ FLAGS = {
     "--max-retries": ["--max-retries", "{v}"],
     "--max-tokens": ["--max-tokens", "{v}"],
     "--temperature": ["--temperature", "{v}"],
+    "--meter-port": ["--meter-port", "{v}"],
     "--fail-under": ["--fail-under", "f1={v}"],
     "--fail-over": ["--fail-over", "f1={v}"],
     "--fail-if-worse": ["--baseline", "proxy", "--fail-if-worse", "f1={v}"],

@@ -46,8 +46,25 @@ def test_prices_from_flags_and_a_toml_file(tmp_path):
         with pytest.raises(UsageError, match=said):
             Prices.parse(bad)
     file.write_text("[m]\ninput = 1\n")
-    with pytest.raises(UsageError, match=r"\[m\] needs exactly input and output"):
+    with pytest.raises(UsageError, match=r"\[m\] needs input and output"):
         Prices.parse((), str(file))
+
+
+def test_cached_and_cache_write_tokens_are_priced_at_their_own_prices(tmp_path):
+    """1,000 input tokens of which 800 read from the cache and 100 written to it, and 10 output
+    tokens, at $1 / $2 / $0.25 / $1.25 a million: 100 x 1 + 800 x 0.25 + 100 x 1.25 + 10 x 2 = 445
+    millionths; without cache prices the cached ones cost the input's (1,000 x 1 + 10 x 2)."""
+    prices = Prices.parse(["m=1,2,0.25,1.25", "plain=1,2", "read=1,2,0.25"])
+    assert prices.table["m"] == Price(1.0, 2.0, 0.25, 1.25)
+    assert prices.table["m"].dollars(1000, 10, 800, 100) == 445 / 1_000_000
+    assert prices.table["plain"].dollars(1000, 10, 800, 100) == 1020 / 1_000_000
+    assert prices.table["read"].dollars(1000, 10, 800, 100) == 420 / 1_000_000
+    assert prices.table["m"].dollars(1000, 10) == 1020 / 1_000_000  # no cached figure: none cached
+    file = tmp_path / "prices.toml"
+    file.write_text("[m]\ninput = 1\noutput = 2\ncached_input = 0.25\n")
+    assert Prices.parse((), str(file)).table["m"] == Price(1.0, 2.0, 0.25)
+    with pytest.raises(UsageError, match="expected MODEL=IN,OUT"):
+        Prices.parse(["m=1,2,3,4,5"])
 
 
 def test_costs_from_one_source_priced_or_reported_never_zero():

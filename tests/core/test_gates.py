@@ -107,7 +107,10 @@ def test_fail_under_naming_nothing_in_the_run_is_a_usage_error(capsys, qa, tmp_p
         (("--fail-under", "f1=high"), "--fail-under f1=high: 'high' is not a number"),
         (("--fail-under", "f1=nan"), "--fail-under f1=nan: 'nan' is not a number"),
         (("--fail-if-worse", "f1"), "--fail-if-worse needs --baseline NAME"),
-        (("--price", "gpt=1"), "--price gpt=1: expected MODEL=IN,OUT (dollars per million tokens)"),
+        (
+            ("--price", "gpt=1"),
+            "--price gpt=1: expected MODEL=IN,OUT[,CACHED_IN[,CACHE_WRITE]] (dollars per million tokens)",
+        ),
         (("--price", "gpt=1,-2"), "--price gpt=1,-2: '-2' is not a price"),
         (("--fail-if-worse", "f1=-0.1", "--baseline", "mine"), "'-0.1' is not a number from 0 to 1,000,000"),
         (

@@ -346,7 +346,7 @@ def test_systems_and_tasks_are_picklable_for_other_executors():
     proxy = OpenAIProxy("http://127.0.0.1:1", model="m", api_key="sk-secret")
     proxy._http()
     clone = pickle.loads(pickle.dumps(proxy))
-    assert clone.model == "m" and clone._client is None and isinstance(clone._lock, type(threading.Lock()))
+    assert clone.model == "m" and clone._clients == {} and isinstance(clone._lock, type(threading.Lock()))
 
 
 def test_cache_resumes_and_keys_on_the_model(tmp_path):

@@ -171,3 +171,26 @@ def test_message_text_reads_strings_and_text_parts():
     assert message_text("plain") == "plain"
     assert message_text([{"type": "text", "text": "a"}, {"type": "image_url"}, {"text": "b"}]) == "ab"
     assert message_text(None) == message_text(42) == ""
+
+
+def test_a_long_text_counted_again_is_not_encoded_again():
+    """A metered run counts each prompt twice (the harness, then the meter): the second count is
+    remembered, not encoded; a short text is always encoded, and the memory holds the last RECENT."""
+    from context_bench.token_count import RECENT, REMEMBERED, Tokenizer
+
+    encoded: list[str] = []
+
+    def encode(text):
+        encoded.append(text)
+        return text.split()
+
+    tokenizer = Tokenizer("words", encode, "content")
+    long = "word " * REMEMBERED
+    assert tokenizer.count(long) == tokenizer.count(long) == REMEMBERED
+    assert encoded == [long]
+    assert tokenizer.count("two words") == tokenizer.count("two words") == 2
+    assert encoded.count("two words") == 2
+    for n in range(RECENT):
+        tokenizer.count(f"{n} {long}")
+    tokenizer.count(long)  # forgotten by now: encoded again
+    assert encoded.count(long) == 2

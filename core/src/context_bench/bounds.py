@@ -82,6 +82,8 @@ BOUNDS: dict[str, Bound] = {
     "--max-tokens": Bound(1, 100_000_000, "tokens", whole=True),
     "--temperature": Bound(0, 2),
     "--max-output-bytes": Bound(1, 2**30, "bytes", whole=True),
+    # the meter's
+    "--meter-port": Bound(0, 65_535, "", whole=True),
     # the gates' and the prices' values
     "--fail-under": Bound(-1_000_000, 1_000_000),
     "--fail-over": Bound(-1_000_000, 1_000_000),

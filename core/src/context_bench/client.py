@@ -589,17 +589,17 @@ class ChatClient(_BaseChatClient):
         """The assistant's answer to ``messages``; raises :class:`EndpointError` once retries are spent."""
         return self.send(self.body(messages))
 
-    def send(self, body: Mapping[str, Any]) -> Completion:
-        """:meth:`complete` for a request body made by :meth:`body` (or by hand)."""
+    def send(self, body: Mapping[str, Any], headers: Mapping[str, str] | None = None) -> Completion:
+        """:meth:`complete` for a body made by :meth:`body` (or by hand), with ``headers`` added."""
         data = json.dumps(body).encode()
         tries = _Tries(self.retry, self.deadline)
-        while True:
-            outcome = self._attempt(data, tries)
+        while True:  # ``headers``: a metered run's row header
+            outcome = self._attempt(data, tries, {**self._headers, **(headers or {})})
             if isinstance(outcome, Completion):
                 return outcome if tries.attempts == 1 else attrs.evolve(outcome, attempts=tries.attempts)
             time.sleep(self._retry_delay(tries, outcome))
 
-    def _attempt(self, data: bytes, tries: _Tries) -> Completion | _Failure:
+    def _attempt(self, data: bytes, tries: _Tries, headers: Mapping[str, str]) -> Completion | _Failure:
         cool = _cool_down(self.url)
         while (left := self._paused(cool, tries)) > 0:
             time.sleep(left)
@@ -610,7 +610,7 @@ class ChatClient(_BaseChatClient):
                 time.sleep(left)
             budget = self._budget(tries)
             try:
-                outcome = self._post(data, budget)
+                outcome = self._post(data, budget, headers)
             except httpx.TransportError as exc:
                 outcome = self._failed_transport(exc, budget)
         finally:
@@ -618,12 +618,12 @@ class ChatClient(_BaseChatClient):
         cool.note(outcome, self.retry.max_retry_after)
         return outcome
 
-    def _post(self, data: bytes, budget: float) -> Completion | _Failure:
+    def _post(self, data: bytes, budget: float, headers: Mapping[str, str]) -> Completion | _Failure:
         """One request, cut off ``budget`` seconds after it starts even while bytes keep dripping in
         (httpx's timeouts bound each read, not the whole)."""
         until = time.monotonic() + budget
         with self._client().stream(
-            "POST", self._endpoint, content=data, headers=self._headers, timeout=self._timeouts(budget)
+            "POST", self._endpoint, content=data, headers=headers, timeout=self._timeouts(budget)
         ) as response:
             chunks = []
             for chunk in response.iter_bytes():

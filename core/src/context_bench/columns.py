@@ -22,6 +22,10 @@ if TYPE_CHECKING:
 NAN = math.nan
 
 
+#: The figures of a row's ``metered`` its group keeps.
+METERED = ("input_tokens", "output_tokens", "cost", "cached_input_tokens", "cache_write_tokens")
+
+
 @attrs.define
 class Columns:
     """Per-row figures of one group, in the order rows were added.
@@ -38,6 +42,16 @@ class Columns:
     output_tokens: array = attrs.Factory(lambda: array("d"))
     latency: array = attrs.Factory(lambda: array("d"))
     cost: array = attrs.Factory(lambda: array("d"))
+    #: What the run's meter measured of each row's calls (``row.metered``: :data:`METERED`), NaN
+    #: where it did not; empty until a row of the group is metered (an unmetered run keeps none).
+    metered: dict[str, array] = attrs.Factory(dict)
+    #: The prompt tokens read from and written to the provider's cache, per row (None: not known,
+    #: as in the systems' own figures; :meth:`measured` has the meter's).
+    cached_input_tokens: array | None = None
+    cache_write_tokens: array | None = None
+    #: The tokens of the prompt each row's system was given (``row.counted_input_tokens``); None
+    #: until a row of the group is counted.
+    counted: array | None = None
     missing: int = 0
     #: Per score field, the positions of the rows that count its failure value there (errored rows
     #: that lack it): they never pass a threshold, whatever that value reaches.
@@ -65,6 +79,22 @@ class Columns:
         self.latency.append(NAN if value is None else value)
         value = row.cost
         self.cost.append(NAN if value is None else value)
+        if row.metered is not None or self.metered:
+            self._add_metered(row)
+        if row.counted_input_tokens is not None or self.counted is not None:
+            if self.counted is None:
+                self.counted = array("d", [NAN]) * (len(self.ids) - 1)
+            value = row.counted_input_tokens
+            self.counted.append(NAN if value is None else value)
+
+    def _add_metered(self, row: EvalRow) -> None:
+        position = len(self.ids) - 1  # the row's own, its id appended already
+        if not self.metered:
+            self.metered = {figure: array("d", [NAN]) * position for figure in METERED}
+        metered = row.metered or {}
+        for figure, column in self.metered.items():
+            value = metered.get(figure)
+            column.append(NAN if value is None else float(value))
 
     def passing(self, field: str, direction: Direction, threshold: float) -> list[bool]:
         """Whether each row passes ``threshold`` in ``field``, read in its ``direction``; a row
@@ -73,6 +103,20 @@ class Columns:
         for position in self.failed.get(field, ()):
             passed[position] = False
         return passed
+
+    def measured(self) -> Columns:
+        """These columns with the meter's tokens, cost and cached tokens in place of the system's
+        own (the rest shared, not copied)."""
+        nothing = array("d", [NAN]) * len(self)
+        found = {figure: self.metered.get(figure, nothing) for figure in METERED}
+        return attrs.evolve(
+            self,
+            input_tokens=found["input_tokens"],
+            output_tokens=found["output_tokens"],
+            cost=found["cost"],
+            cached_input_tokens=found["cached_input_tokens"],
+            cache_write_tokens=found["cache_write_tokens"],
+        )
 
     def __len__(self) -> int:
         return len(self.ids)

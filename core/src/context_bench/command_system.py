@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .command_run import DEFAULT_MAX_OUTPUT_BYTES, OUTPUT_GRACE, Finished, run_program
+from .metering import current
 from .secrets import redact, redact_command
 from .systems import build_messages, conversation_turns, follow_up
 
@@ -62,7 +63,9 @@ class CommandSystem:
     ends, and a row whose program left processes running says so in ``meta["output"]["note"]``.
     The program inherits the environment (``env`` adds to it) and runs in ``cwd`` (default: the
     current directory when the system is made).  ``build_prompt`` (an example to the text the
-    program reads) replaces :func:`prompt_text`.
+    program reads) replaces :func:`prompt_text`.  In a metered run it also gets the meter's base
+    URL in ``CBENCH_METER_URL`` and its row's token in ``CBENCH_ROW`` (the ``X-Context-Bench-Row``
+    header to send; :mod:`context_bench.metering`).
 
     A row with ``turns`` (a conversation) runs the program once per turn, each time
     with the conversation so far (its own earlier answers included) as ``role: content``
@@ -153,7 +156,7 @@ class CommandSystem:
             prompt.encode("utf-8"),
             timeout=self.timeout,
             max_output_bytes=self.max_output_bytes,
-            env={**os.environ, **self.env} if self.env else None,
+            env=self._environment(),
             cwd=self.cwd,
         )
         failure = self._failure(run)
@@ -169,6 +172,13 @@ class CommandSystem:
         elif run.killed:
             notes.append(f"it exited leaving {left} running: killed when its row ended")
         return run.stdout.decode("utf-8", "replace").rstrip()
+
+    def _environment(self) -> dict[str, str] | None:
+        """The program's environment: this process's with ``env`` and, in a metered run, the
+        meter's ``CBENCH_METER_URL`` and the row's ``CBENCH_ROW`` (None: this process's as it is)."""
+        link = current()
+        added = {**self.env, **(link.environment if link is not None else {})}
+        return {**os.environ, **added} if added else None
 
     def _failure(self, run: Finished) -> str | None:
         program = self.argv[0]

@@ -3,7 +3,8 @@
 ``scope`` is what runs (the evaluators, how many rows, which data set split), ``limits`` how hard it
 may push and how long it may wait, ``analysis`` what the summary computes
 (:class:`~context_bench.analysis.Analysis`), ``output`` where results go (the progress line, the
-stream of finished rows, the cache, the report), and ``plugins`` each plugin's own settings
+stream of finished rows, the cache, the report), ``metering`` the meter every call to the model
+passes through (:class:`Metering`, docs/savings.md), and ``plugins`` each plugin's own settings
 (:class:`~context_bench.settings.PluginSettings`).  Each default is a named constant of
 :mod:`context_bench.defaults`, and each number is checked once, by its field's validator, against
 the range its flag has (:data:`context_bench.bounds.BOUNDS`): ``evaluate``, the command line and the
@@ -35,7 +36,17 @@ from .defaults import (
 )
 from .settings import PluginSettings
 
-__all__ = ["UNSET", "Analysis", "Limits", "Output", "PluginSettings", "RunConfig", "Scope", "Unset"]
+__all__ = [
+    "UNSET",
+    "Analysis",
+    "Limits",
+    "Metering",
+    "Output",
+    "PluginSettings",
+    "RunConfig",
+    "Scope",
+    "Unset",
+]
 
 
 if TYPE_CHECKING:
@@ -130,6 +141,23 @@ class Output:
     tags: tuple[str, ...] = attrs.field(default=(), converter=tuple)
 
 
+@attrs.frozen(kw_only=True)
+class Metering:
+    """The meter of a run (docs/savings.md): with an ``upstream`` (the model endpoint, ``--meter
+    URL``), a relay in front of it listens on ``host``:``port`` (0: a free port) for the run, every
+    call through it is counted on its row, and a system whose endpoint is the upstream is sent
+    through it.  ``tokenizer`` (a :class:`~context_bench.token_count.Tokenizer` or its
+    ``--tokenizer`` spec) counts the prompt each system is given, with or without the meter, and
+    each call's input through the meter; ``keep_prompts``
+    writes what each call sent into the rows (``--keep-prompts``; else they are never kept)."""
+
+    upstream: str | None = None
+    host: str = "127.0.0.1"
+    port: int = attrs.field(default=0, validator=bounded("--meter-port"))
+    tokenizer: Any = None
+    keep_prompts: bool = False
+
+
 def _settings(value: Any) -> PluginSettings:
     return value if isinstance(value, PluginSettings) else PluginSettings(value or {})
 
@@ -144,6 +172,7 @@ class RunConfig:
     limits: Limits = attrs.field(factory=Limits, validator=attrs.validators.instance_of(Limits))
     analysis: Analysis = attrs.field(factory=Analysis, validator=attrs.validators.instance_of(Analysis))
     output: Output = attrs.field(factory=Output, validator=attrs.validators.instance_of(Output))
+    metering: Metering = attrs.field(factory=Metering, validator=attrs.validators.instance_of(Metering))
     plugins: PluginSettings = attrs.field(factory=PluginSettings, converter=_settings)
 
     @classmethod

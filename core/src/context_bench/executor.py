@@ -17,6 +17,7 @@ thread, so the stuck call is left to finish or not in the background).
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import inspect
 import queue
 import threading
@@ -245,6 +246,8 @@ class LocalExecutor:
 
             async def call(obj: Any, method: str, args: tuple[Any, ...]) -> Any:
                 """Await ``a<method>`` where the object has one, else run ``<method>`` in a worker thread."""
+                # a sync call runs in a worker thread with the row's context (its meter link)
+                run = contextvars.copy_context().run
                 key = (type(obj), method)
                 if key not in async_methods:
                     candidate = getattr(type(obj), "a" + method, None)
@@ -253,11 +256,11 @@ class LocalExecutor:
                 if timeout is None:
                     if amethod is not None:
                         return await amethod(obj, *args)
-                    return await loop.run_in_executor(pool, getattr(obj, method), *args)
+                    return await loop.run_in_executor(pool, run, getattr(obj, method), *args)
                 if amethod is not None:
                     pending = amethod(obj, *args)
                 else:
-                    future = pool.submit(getattr(obj, method), *args)
+                    future = pool.submit(run, getattr(obj, method), *args)
                     pending = asyncio.wrap_future(future)
                 try:
                     return await asyncio.wait_for(pending, timeout)

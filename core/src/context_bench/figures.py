@@ -16,6 +16,7 @@ import attrs
 from .analysis import Analysis
 from .comparisons import baseline_of, compare, notes
 from .direction import HIGHER, Direction, Directions
+from .measured import cache_hit_share, discrepancies, sourced
 from .metrics.aggregate import latency_figures
 from .metrics.agreement import krippendorff_alpha
 from .metrics.intervals import estimate, finite
@@ -24,6 +25,7 @@ from .records import (
     DEFAULT_SCORE_FIELD,
     Comparison,
     Cost,
+    Discrepancy,
     FrontierPlace,
     JudgeFigures,
     LatencyFigures,
@@ -116,9 +118,17 @@ def row_dollars(columns: Columns, price: Price | None) -> list[float]:
     its tokens priced, every row (an unknown count counts none); without, the cost the endpoint
     reported, NaN where a row has tokens but no reported cost, 0 where it has neither."""
     if price is not None:
+        unknown = [math.nan] * len(columns.input_tokens)
+        cached, written = columns.cached_input_tokens, columns.cache_write_tokens
         return [
-            price.dollars(given, taken)
-            for given, taken in zip(columns.input_tokens, columns.output_tokens, strict=True)
+            price.dollars(*figures)
+            for figures in zip(
+                columns.input_tokens,
+                columns.output_tokens,
+                unknown if cached is None else cached,
+                unknown if written is None else written,
+                strict=True,
+            )
         ]
     found = []
     for cost, given, taken in zip(columns.cost, columns.input_tokens, columns.output_tokens, strict=True):
@@ -263,6 +273,12 @@ class RunFigures:
     missing: list[str]
     baseline: str | None
     notes: list[str] = attrs.Factory(list)
+    #: Each group's ``tokens_source`` and the groups whose own counts are off the meter's
+    #: (:mod:`context_bench.measured`).
+    sources: dict[Key, str | None] = attrs.Factory(dict)
+    discrepancies: list[Discrepancy] = attrs.Factory(list)
+    #: Each group's share of input tokens served by the provider's cache (metered groups alone).
+    cache_hit_shares: dict[Key, float | None] = attrs.Factory(dict)
 
 
 def run_figures(
@@ -274,6 +290,8 @@ def run_figures(
     """Every group's figures, the frontier of each data set and the comparisons, each field read
     in its direction (``directions``; None: every field higher-is-better)."""
     directions = directions or Directions()
+    found = discrepancies(columns)
+    columns, sources = sourced(columns)
     groups = {
         key: group_figures(key[0], group, judges[key], analysis, directions) for key, group in columns.items()
     }
@@ -306,4 +324,5 @@ def run_figures(
         if not figures.cost.priced and any(d != d for d in figures.dollars)
     ]
     missing = list(dict.fromkeys([*unpriced, *total.unpriced(analysis)]))
-    return RunFigures(groups, places, comparisons, named, missing, baseline, said)
+    shares = {key: cache_hit_share(group) for key, group in columns.items()}
+    return RunFigures(groups, places, comparisons, named, missing, baseline, said, sources, found, shares)

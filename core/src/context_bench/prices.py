@@ -1,9 +1,12 @@
-"""Dollar prices of tokens, per model, as the user gives them: ``--price MODEL=IN,OUT`` (dollars
-per million input and output tokens, repeatable) or a TOML file (``--prices FILE``)::
+"""Dollar prices of tokens, per model, as the user gives them: ``--price
+MODEL=IN,OUT[,CACHED_IN[,CACHE_WRITE]]`` (dollars per million input and output tokens, and of the
+prompt tokens read from and written to the provider's cache, repeatable) or a TOML file
+(``--prices FILE``)::
 
     [gpt-4o-mini]
     input = 0.15
     output = 0.60
+    cached_input = 0.075    # optional, as cache_write
 
 A row whose endpoint reported a cost keeps it; its tokens are priced only otherwise.  A model
 without a price has no dollars (never 0): the summary names it once in ``prices.missing``.
@@ -22,20 +25,36 @@ from .errors import UsageError
 
 #: Prices are per this many tokens.
 PER_TOKENS = 1_000_000
+#: A price file's optional keys: the cache's prices.
+_CACHED = ("cached_input", "cache_write")
 
 
 @attrs.frozen
 class Price:
-    """Dollars per million input and output tokens."""
+    """Dollars per million input and output tokens, and of the input tokens read from
+    (``cached_input``) and written to (``cache_write``) the provider's cache (None: the input's)."""
 
     input: float
     output: float
+    cached_input: float | None = None
+    cache_write: float | None = None
 
-    def dollars(self, input_tokens: float, output_tokens: float) -> float:
-        """The price of the tokens; an unknown count (NaN) counts none."""
+    def dollars(
+        self, input_tokens: float, output_tokens: float, cached: float = math.nan, written: float = math.nan
+    ) -> float:
+        """The price of the tokens, the cached and cache-write ones (parts of ``input_tokens``) at
+        their own prices; an unknown count (NaN) counts none."""
         known_in = input_tokens if input_tokens == input_tokens else 0.0
         known_out = output_tokens if output_tokens == output_tokens else 0.0
-        return (known_in * self.input + known_out * self.output) / PER_TOKENS
+        cached = cached if cached == cached else 0.0
+        written = written if written == written else 0.0
+        dollars = (known_in - cached - written) * self.input + known_out * self.output
+        dollars += cached * _or(self.cached_input, self.input) + written * _or(self.cache_write, self.input)
+        return dollars / PER_TOKENS
+
+
+def _or(price: float | None, otherwise: float) -> float:
+    return otherwise if price is None else price
 
 
 @attrs.frozen
@@ -46,13 +65,17 @@ class Prices:
 
     @classmethod
     def parse(cls, given: Sequence[str] = (), file: str | None = None) -> Prices:
-        """The prices of ``--prices FILE`` then ``--price MODEL=IN,OUT`` (a flag overrides the file)."""
+        """The prices of ``--prices FILE`` then ``--price MODEL=IN,OUT[,CACHED_IN[,CACHE_WRITE]]``
+        (a flag overrides the file)."""
         table = dict(_read(file)) if file else {}
         for text in given:
             model, equals, amounts = text.rpartition("=")
             parts = amounts.split(",")
-            if not equals or not model or len(parts) != 2:
-                raise UsageError(f"--price {text}: expected MODEL=IN,OUT (dollars per million tokens)")
+            if not equals or not model or not 2 <= len(parts) <= 4:
+                raise UsageError(
+                    f"--price {text}: expected MODEL=IN,OUT[,CACHED_IN[,CACHE_WRITE]] (dollars per "
+                    "million tokens)"
+                )
             table[model] = Price(*(_amount(part, f"--price {text}") for part in parts))
         return cls(table)
 
@@ -90,10 +113,15 @@ def _read(file: str) -> dict[str, Price]:
         raise UsageError(f"--prices {file}: not TOML: {exc}") from None
     table = {}
     for model, entry in data.items():
-        if not isinstance(entry, dict) or set(entry) != {"input", "output"}:
+        if (
+            not isinstance(entry, dict)
+            or not {"input", "output"} <= set(entry)
+            or not set(entry) <= {"input", "output", *_CACHED}
+        ):
             raise UsageError(
-                f"--prices {file}: [{model}] needs exactly input and output (dollars per million tokens)"
+                f"--prices {file}: [{model}] needs input and output, and may have cached_input and "
+                "cache_write (dollars per million tokens)"
             )
         where = f"--prices {file}: [{model}]"
-        table[model] = Price(_amount(entry["input"], where), _amount(entry["output"], where))
+        table[model] = Price(**{key: _amount(value, where) for key, value in entry.items()})
     return table

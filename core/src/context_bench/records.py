@@ -58,6 +58,12 @@ class EvalRow:
     #: A score field's weight in the summary's mean, where an evaluator set one (default 1).
     weights: dict[str, float] | None = None
     index: int = 0
+    #: What the run's meter measured of the row's calls (``calls``, ``input_tokens``, ...:
+    #: :func:`context_bench.metering.metered_figures`); None when the run is not metered.
+    metered: dict[str, Any] | None = None
+    #: The tokens of the prompt the harness gave the system (its chat as the run's tokenizer frames
+    #: it); None without ``--tokenizer``.
+    counted_input_tokens: float | None = None
     #: What this run computed afresh (system output, scores by evaluator identity), for the cache;
     #: never serialized.
     fresh: dict[str, Any] | None = attrs.field(default=None, repr=False, eq=False)
@@ -82,6 +88,8 @@ class EvalRow:
             "meta": self.meta,
             "weights": self.weights,
             "index": self.index,
+            **({"metered": self.metered} if self.metered is not None else {}),
+            **({"counted_input_tokens": c} if (c := self.counted_input_tokens) is not None else {}),
         }
 
     @classmethod
@@ -252,6 +260,18 @@ class ByPart:
 
 
 @attrs.frozen
+class Discrepancy:
+    """A group whose own input tokens differ from what the meter measured by more than 5%, each
+    summed over the ``rows`` that have both (:mod:`context_bench.measured`)."""
+
+    system: str
+    dataset: str
+    reported_input_tokens: float
+    metered_input_tokens: float
+    rows: int
+
+
+@attrs.frozen
 class GroupSummary:
     """One (system, data set): its rows, the means of every score field, each metric's figures,
     soft failures per evaluator, and the breakdowns asked for (key -> value -> part)."""
@@ -284,6 +304,13 @@ class GroupSummary:
     frontier: FrontierPlace = attrs.Factory(FrontierPlace)
     #: Per ``--by`` field, the group's figures in each part of its rows.
     by: dict[str, list[ByPart]] = attrs.Factory(dict)
+    #: Whose counts ``tokens``, ``cost``, the savings and the frontier read: ``metered`` (the run's
+    #: meter, when every system on the data set was metered), ``counted``, ``reported`` (the
+    #: system's own) or None (none).
+    tokens_source: str | None = None
+    #: The share of its input tokens the provider's cache served (metered groups whose calls said;
+    #: their dollars price those at ``--price``'s cached price).
+    cache_hit_share: float | None = None
 
     def failed_on_every_row(self, field: str) -> bool:
         """Whether every value of ``field`` is a fallback: it has no mean and no interval to show."""
@@ -377,6 +404,11 @@ class Summary:
     #: one wired by its name (AnswerQuality's ``f1`` on an NLI set): the Scores tables leave them
     #: out unless ``--detail``; ``--evaluator`` names an evaluator, so its fields are never here.
     by_fields: dict[str, list[str]] = attrs.Factory(dict)
+    #: Every call the run's meter relayed (``calls``, ``input_tokens``, ... as a row's ``metered``),
+    #: and under ``unattributed`` those no row could be given; None when the run was not metered.
+    metered: dict[str, Any] | None = None
+    #: The groups whose own input tokens are off the meter's by more than 5% (each also warned).
+    discrepancies: list[Discrepancy] = attrs.Factory(list)
 
     def direction(self, field: str) -> Direction:
         """Which way ``field`` points (higher is better for a field the summary does not know)."""

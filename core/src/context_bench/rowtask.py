@@ -21,6 +21,7 @@ from .bounds import check_figure
 from .cache import CachedRow
 from .encodable import repair_text
 from .errors import DeadlineExceeded
+from .metering import MeterLink, linked
 from .records import EvalRow, RowError
 from .scores import Scores
 
@@ -35,8 +36,9 @@ SCORED_BY = "scored_by"
 #: the reports show them as failed beside the mean, not as a bad answer.
 FALLBACKS = "fallbacks"
 
-#: Keys of a system's output that are neither row fields nor ``meta["output"]``.
-_NOT_EXTRAS = ("response", "repaired")
+#: Keys of a system's output that are neither row fields nor ``meta["output"]`` (``metered`` is
+#: what the run's meter measured, kept with the output in the cache: a system does not set it).
+_NOT_EXTRAS = ("response", "repaired", "metered")
 _NOT_META = frozenset(_ROW_FIELDS + _NOT_EXTRAS)
 
 #: What a row whose reply was repaired notes (``EvalRow.meta["repaired"]``).
@@ -60,6 +62,8 @@ class RowTask:
     meta: dict[str, Any] | None = None
     #: Keep what is computed afresh on the row (``EvalRow.fresh``) so the runner can cache it.
     record: bool = False
+    #: The run's meter as the row's system sees it (:func:`context_bench.metering.current`).
+    meter: MeterLink | None = None
 
     def row(self, error: RowError | None = None) -> EvalRow:
         """The task's row before anything ran (its system's name, its place, its ``meta``), or
@@ -96,7 +100,8 @@ def row_steps(task: RowTask) -> Steps:
     else:
         start = time.perf_counter()
         try:
-            processed = yield (task.system, "process", (task.original,))
+            with linked(task.meter):
+                processed = yield (task.system, "process", (task.original,))
         except Exception as exc:  # noqa: BLE001 - isolation
             row.errors.append(RowError.from_exception("system", system_name, exc))
             return row

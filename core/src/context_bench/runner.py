@@ -8,7 +8,7 @@ import itertools
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -26,8 +26,12 @@ from .progress import Progress
 from .records import EvalResult, EvalRow, RowError
 from .rowcheck import FIGURES, figure_problem
 from .rowtask import SCORED_BY, RowTask, evaluator_name
+from .run_meter import RunMeter, counted_input
 from .specs import RUN_KINDS
 from .summary import Summarizer
+
+if TYPE_CHECKING:
+    from .token_count import Tokenizer
 
 #: Keys accepted as an example's id, in order; the first present wins.
 ID_KEYS = ("id", "task_id", "question_id", "key")
@@ -381,10 +385,14 @@ def evaluate(
     in_flight: dict[int, RowTask] = {}
     watch = FailFast(0 if scoring else config.limits.fail_fast)
     finish_row = second_pass.finish_row
+    config, counter = _counted(config)
+    meter = _meter(config, executor)
 
     def drawn() -> Iterator[RowTask]:
         for task in builder.tasks(system_list, named, watch.stopped if watch.limit else None):
             in_flight[task.index] = task
+            if meter is not None:
+                task.meter = meter.link(task)
             yield task
 
     used: set[int] = set()  # the evaluators given a row, by id
@@ -393,6 +401,10 @@ def evaluate(
         task = in_flight.pop(row.index)
         used.update(map(id, task.evaluators))
         row.example = task.original  # so a report's rows can be scored again
+        if meter is not None:
+            meter.finish(task, row)
+        if counter is not None and not isinstance(task.system, Precomputed) and task.original is not None:
+            row.counted_input_tokens = counted_input(counter, task.original)
         if cache is not None and row.fresh and not any(e.stage != "evaluator" for e in row.errors):
             cache.store(
                 cache.path(task.system, row.dataset),
@@ -416,6 +428,8 @@ def evaluate(
         bar.close()
         if cache is not None:
             cache.close()
+        if meter is not None:
+            meter.close()
     if in_flight:
         raise RuntimeError(
             f"the executor returned without {len(in_flight)} row(s) (the first: {min(in_flight)})"
@@ -424,11 +438,34 @@ def evaluate(
     notices += builder.evaluator_notices(used)
     if cache is not None:
         notices += [*cache.notices, *([cache.failure] if cache.failure else [])]
+    if meter is not None:
+        notices += meter.notices()
+        summarize.metered = meter.totals()
     summarize.notices = notices
     summarize.judge_models = builder.evaluator_models()
     summarize.by_fields = builder.by_fields()
     summarize.directions = host.directions(builder.evaluators())
     return EvalResult(rows=delivery.rows, summary=summarize.finish(), summarize=summarize)
+
+
+def _counted(config: RunConfig) -> tuple[RunConfig, Tokenizer | None]:
+    """The run's tokenizer, loaded once for the harness's count and the meter's (None: none)."""
+    tokenizer = config.metering.tokenizer
+    if isinstance(tokenizer, str):
+        from .token_count import load_tokenizer
+
+        tokenizer = load_tokenizer(tokenizer)
+        config = attrs.evolve(config, metering=attrs.evolve(config.metering, tokenizer=tokenizer))
+    return config, tokenizer
+
+
+def _meter(config: RunConfig, executor: Executor) -> RunMeter | None:
+    """The run's meter, started (None: the run is not metered); calls without the row header are
+    a row's only when rows run one at a time."""
+    if config.metering.upstream is None:
+        return None
+    sole = getattr(executor, "max_concurrency", config.limits.max_concurrency) == 1
+    return RunMeter(config.metering, sole)
 
 
 #: ``evaluate``'s keywords of earlier releases that are no setting but its second pass's fields.

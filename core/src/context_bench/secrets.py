@@ -61,8 +61,8 @@ _KEY_PREFIX = r"(?:sk|pk|rk)[-_]|gh[pousr]_|xox[abpr]-|AIza|hf_"
 _KEY_START = re.compile(rf"(?i:bearer\s+)|(?:{_KEY_PREFIX})[A-Za-z0-9_\-]{{6,}}")
 #: A name that says its value is secret (a flag, a setting, a query parameter)...
 _SECRET_NAME = re.compile(r"(?i)key|token|secret|passw|credential|authori[sz]|auth(?!or)")
-#: ...unless it is a count (``max_tokens``, ``--max-new-tokens``).
-_COUNT_NAME = re.compile(r"(?i)(?:max|min)[\w-]*tokens$")
+#: ...unless it is a count (``max_tokens``, ``--max-new-tokens``) or names a tokenizer (``--tokenizer``).
+_COUNT_NAME = re.compile(r"(?i)(?:max|min)[\w-]*tokens$|tokenizer$")
 #: Settings and flags that name public things (a model, a data set, a file or folder), whose
 #: values are kept even when they look like keys (``meta-llama/Meta-Llama-3.1-8B-Instruct``).
 _PUBLIC_NAME = re.compile(
@@ -135,7 +135,7 @@ def url_password(url: str) -> str | None:
 
 def secret_name(name: str) -> bool:
     """Whether a flag, setting or parameter of this name holds a secret (a key, token, password...);
-    a count such as ``max_tokens`` does not."""
+    a count such as ``max_tokens`` and a ``tokenizer`` do not."""
     return bool(_SECRET_NAME.search(name)) and not _COUNT_NAME.search(name.strip("-"))
 
 

@@ -18,6 +18,7 @@ from .columns import NAN, Columns
 from .comparisons import baseline_of
 from .direction import Directions, named
 from .figures import JudgeTally, RunFigures, run_figures
+from .measured import discrepancy_warning
 from .metrics import Latency
 from .records import (
     BreakdownPart,
@@ -457,6 +458,8 @@ class Summarizer:
         self.judge_models: dict[str, str] = {}
         #: :attr:`Summary.by_fields`; the runner sets it from the run's wiring.
         self.by_fields: dict[str, list[str]] = {}
+        #: :attr:`Summary.metered`; the runner sets it from the run's meter.
+        self.metered: dict[str, Any] | None = None
         self.reset()
 
     def reset(self) -> None:
@@ -571,6 +574,7 @@ class Summarizer:
             + overflow
             + self._absent
             + figures.notes
+            + [discrepancy_warning(found) for found in figures.discrepancies]
             + _unpriced(figures),
             exclude_errors=self.exclude_errors,
             units={m.name: m.unit for m in (LATENCY, *self.metrics) if getattr(m, "unit", None)},
@@ -582,6 +586,8 @@ class Summarizer:
             alpha=self.analysis.alpha,
             score_fields=score_fields,
             by_fields={d: list(f) for _, d in groups if (f := self.by_fields.get(d))},
+            metered=self.metered,
+            discrepancies=figures.discrepancies,
         )
         return self._by.attach(summary, self)
 
@@ -693,6 +699,8 @@ class Summarizer:
             passing=found.passing,
             judge=found.judge,
             frontier=figures.frontier[(system, dataset)],
+            tokens_source=figures.sources.get((system, dataset)),
+            cache_hit_share=figures.cache_hit_shares.get((system, dataset)),
         )
 
     @staticmethod

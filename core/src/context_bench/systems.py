@@ -15,6 +15,7 @@ from .client import (
     api_key_variable,
     chat_completions_url,
 )
+from .metering import MeterLink, current
 from .secrets import check_key_variable, redact
 
 __all__ = ["EndpointError", "OpenAIProxy", "build_messages", "conversation_turns"]
@@ -89,6 +90,10 @@ class OpenAIProxy:
     with the conversation so far, the model's own replies included; the response is the last reply,
     the earlier ones are kept in the row's ``meta["output"]["replies"]``, and tokens and cost are
     summed over the turns (the row's latency is the whole conversation's).
+
+    In a metered run (:mod:`context_bench.metering`) every request carries the row's
+    ``X-Context-Bench-Row`` header, and goes through the meter when this endpoint is the meter's
+    upstream; the endpoint named here still names the system (its report, its cache entries).
     """
 
     def __init__(
@@ -131,7 +136,7 @@ class OpenAIProxy:
         self._api_key = api_key
         if not api_key and api_key_env not in (None, DEFAULT_KEY_VARIABLE):
             check_key_variable(api_key_env)
-        self._client: ChatClient | None = None
+        self._clients: dict[str, ChatClient] = {}
         self._lock = threading.Lock()
 
     def config(self) -> dict[str, Any]:
@@ -154,7 +159,7 @@ class OpenAIProxy:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        state["_client"] = None
+        state["_clients"] = {}
         state["_lock"] = None
         return state
 
@@ -177,15 +182,19 @@ class OpenAIProxy:
             return api_key_variable()
         return api_key_variable(variable=self.api_key_env)
 
-    def _http(self) -> ChatClient:
+    def _http(self, link: MeterLink | None = None) -> ChatClient:
+        """The client of this endpoint, or of the meter in front of it (``link``, when the meter's
+        upstream is this endpoint)."""
+        url = link.url if link is not None and link.upstream == self.url else self.base_url
         with self._lock:
-            if self._client is None:
+            client = self._clients.get(url)
+            if client is None:
                 parameters = {**self.extra_body}
                 for field, value in (("temperature", self.temperature), ("max_tokens", self.max_tokens)):
                     if value is not None:
                         parameters[field] = value
-                self._client = ChatClient(
-                    self.url,
+                client = self._clients[url] = ChatClient(
+                    url,
                     self.model,
                     api_key=self._key(),
                     api_key_env=self._key_variable(),
@@ -199,7 +208,7 @@ class OpenAIProxy:
                     concurrency=self.max_connections,
                     parameters=parameters,
                 )
-            return self._client
+            return client
 
     def process(self, example: dict) -> dict:
         turns = None if self.build_messages is not None else conversation_turns(example)
@@ -207,14 +216,19 @@ class OpenAIProxy:
             return self._converse(example, turns)
         messages = (self.build_messages or build_messages)(example)
         then = follow_up(example)  # a malformed one is the row's error before any call
-        completion = self._http().send(self._body(example, self._with_system_prompt(messages)))
+        completion = self._send(self._body(example, self._with_system_prompt(messages)))
         if then is None:
             cost = {} if completion.cost is None else {"cost": completion.cost}
             return {"response": completion.content, **(completion.usage or {}), **cost}
         prompt = then["prompt"].replace(then["reply"], completion.content.strip())
         limit = {"max_tokens": then["max_tokens"]} if then.get("max_tokens") is not None else {}
-        second = self._http().send(self._body(limit, self._with_system_prompt([_user(prompt)])))
+        second = self._send(self._body(limit, self._with_system_prompt([_user(prompt)])))
         return _answered([completion, second])
+
+    def _send(self, body: dict[str, Any]) -> Any:
+        """One request, with the row's header (and through the meter) in a metered run."""
+        link = current()
+        return self._http(link).send(body, link.headers if link is not None else None)
 
     def _body(self, example: Mapping[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
         """The request body: the row's ``max_tokens`` unless the system sets a limit of its own."""
@@ -234,7 +248,7 @@ class OpenAIProxy:
         completions = []
         for turn in turns:
             messages.append(_user(turn))
-            completions.append(self._http().send(self._body(example, messages)))
+            completions.append(self._send(self._body(example, messages)))
             messages.append({"role": "assistant", "content": completions[-1].content})
         return _answered(completions)
 

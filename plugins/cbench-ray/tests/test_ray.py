@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from cbench_ray.executor import MAX_TRIES, RayExecutor
-from context_bench import UsageError, evaluate
+from context_bench import Metering, Output, RunConfig, UsageError, evaluate
 from context_bench.execution import EvalRow, RowTask
 from context_bench.systems import OpenAIProxy
 from context_bench.testing import FakeServer
@@ -174,6 +174,20 @@ def test_a_system_with_a_client_is_rebuilt_on_the_worker(ray_session):
         result = evaluate(proxy, rows(24), progress=False, executor=RayExecutor())
     assert [row.response for row in result.rows] == [f"answer: q{i}" for i in range(24)]
     assert not any(row.errors for row in result.rows)
+
+
+def test_a_metered_run_counts_each_rows_calls_made_on_the_workers(ray_session):
+    """The meter runs beside the driver; each task carries its row's link to its worker, whose
+    proxy sends the row header through the meter (docs/savings.md)."""
+    with FakeServer(lambda body: "Paris") as server:
+        proxy = OpenAIProxy(server.url, api_key="sk-test-0123456789", max_retries=0)
+        config = RunConfig(metering=Metering(upstream=server.url), output=Output(progress=False))
+        result = evaluate(proxy, rows(12), config, executor=RayExecutor())
+    assert [(row.metered["calls"], row.metered["input_tokens"]) for row in result.rows] == [(1, 10)] * 12
+    assert sorted(seen.headers["x-context-bench-row"] for seen in server.seen) == sorted(
+        f"row-{i}" for i in range(12)
+    )
+    assert result.summary.metered["unattributed"]["calls"] == 0
 
 
 @pytest.mark.slow

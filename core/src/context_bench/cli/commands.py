@@ -16,6 +16,7 @@ from ..errors import Interrupted, UsageError
 from ..plugins import PluginHost
 from .gating import emit
 from .history import add_store_option, stored_or_file
+from .meter_options import add_meter_options
 from .run_options import (
     RunOptions,
     add_detail_option,
@@ -56,6 +57,7 @@ def configure_run(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         "'dataset' field keep theirs)",
     )
     add_run_options(parser, host)
+    add_meter_options(parser)
     parser.set_defaults(run_parser=parser)  # --config reads the run file's flags with it
 
 
@@ -140,6 +142,8 @@ def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
     for system in settings:
         if system.url is not None:
             check_reachable(system.url)
+    if config.metering.upstream is not None:
+        check_reachable(config.metering.upstream, "--meter")
     return _evaluate(systems, inputs, options, host, recorded=resolved_config(run, args))
 
 

@@ -29,6 +29,7 @@ from ..plugins import PluginHost
 from ..specs import ExecutorSpec
 from .by_option import add_by_option
 from .history import add_store_option, add_tag_option
+from .meter_options import metering_from_args
 from .writing import check_out
 
 if TYPE_CHECKING:
@@ -226,8 +227,9 @@ def add_figure_options(parser: argparse.ArgumentParser) -> None:
         "--price",
         action="append",
         default=[],
-        metavar="MODEL=IN,OUT",
-        help="dollars per million input and output tokens of a model (or system, or judge) (repeatable)",
+        metavar="MODEL=IN,OUT[,CACHED_IN[,CACHE_WRITE]]",
+        help="dollars per million input and output tokens of a model (or system, or judge), and of the "
+        "input tokens a metered call read from and wrote to the provider's cache (repeatable)",
     )
     figures.add_argument(
         "--prices", metavar="FILE", help="a TOML file of prices: [MODEL] input = IN, output = OUT"
@@ -345,6 +347,7 @@ class RunOptions:
                 store=args.store,
                 tags=args.tag,
             ),
+            metering=metering_from_args(args),
             plugins={d: getattr(args, d) for d in sorted(host.option_dests()) if hasattr(args, d)},
         )
         executor = host.find_executor(args.executor) if getattr(args, "executor", None) else None

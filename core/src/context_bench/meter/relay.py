@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..client import reported_cost
+from ..metering import ROW_HEADER
 from ..token_count import Tokenizer, load_tokenizer
 from .ledger import TAKE_WAIT, Ledger
 from .records import MeterCall, Metered
@@ -42,8 +43,6 @@ from .usage import read_usage
 
 __all__ = ["ROW_HEADER", "Meter"]
 
-#: The header that says which row a call belongs to.
-ROW_HEADER = "X-Context-Bench-Row"
 #: Seconds the upstream may take to start and to continue an answer before the client gets a 504.
 DEFAULT_TIMEOUT = 600.0
 #: A request's head and a chunk-size line may be this long.

@@ -1,0 +1,69 @@
+"""What a system learns of a run's meter (docs/savings.md).
+
+``evaluate`` starts a :class:`~context_bench.meter.Meter` when ``config.metering`` names an
+upstream (:class:`~context_bench.run_meter.RunMeter`).  Each row gets a token; while the row's
+system runs, :func:`current` gives it the meter's URL and the token (a :class:`MeterLink`):
+``OpenAIProxy`` sends every request with the row header (through the meter when its endpoint is the
+meter's upstream), ``CommandSystem`` exports ``CBENCH_METER_URL`` and ``CBENCH_ROW`` to its
+program, and a Python system reads them the same way.  When the row finishes, its calls are taken
+from the meter onto ``row.metered``.
+
+This module imports nothing of the package: the row's link travels with its task (to a Ray worker
+too), and the relay and its tokenizers are imported only when a run is metered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+from contextvars import ContextVar
+
+import attrs
+
+__all__ = ["METER_URL_VARIABLE", "ROW_HEADER", "ROW_VARIABLE", "MeterLink", "current"]
+
+#: The header that says which row a call belongs to.
+ROW_HEADER = "X-Context-Bench-Row"
+#: The variables a ``--command`` program finds the meter's base URL and its row's token in.
+METER_URL_VARIABLE = "CBENCH_METER_URL"
+ROW_VARIABLE = "CBENCH_ROW"
+
+
+@attrs.frozen
+class MeterLink:
+    """The meter as one row's system sees it: ``url``, the relay's base URL (ending in ``/v1``, as
+    OpenAI clients take it), ``row``, the token to send as the ``X-Context-Bench-Row`` header, and
+    ``upstream``, the endpoint the relay forwards to (its ``/chat/completions`` URL)."""
+
+    url: str
+    row: str
+    upstream: str
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The header every request of the row carries."""
+        return {ROW_HEADER: self.row}
+
+    @property
+    def environment(self) -> dict[str, str]:
+        """What a ``--command`` program is given: ``CBENCH_METER_URL`` and ``CBENCH_ROW``."""
+        return {METER_URL_VARIABLE: self.url, ROW_VARIABLE: self.row}
+
+
+_current: ContextVar[MeterLink | None] = ContextVar("context_bench_meter", default=None)
+
+
+def current() -> MeterLink | None:
+    """The meter of the row being processed, for a system's ``process`` (None: the run is not
+    metered).  Send the row's calls to ``current().url`` with ``current().headers``."""
+    return _current.get()
+
+
+@contextlib.contextmanager
+def linked(link: MeterLink | None) -> Iterator[None]:
+    """Within this block (one row's system call), :func:`current` is ``link``."""
+    token = _current.set(link)
+    try:
+        yield
+    finally:
+        _current.reset(token)
