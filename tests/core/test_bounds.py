@@ -102,6 +102,7 @@ FLAGS = {
     "--max-failure-rate": ["--max-failure-rate", "{v}"],
     "--threshold": ["--threshold", "{v}"],
     "--alpha": ["--alpha", "{v}"],
+    "--margin": ["--margin", "{v}"],
     "--timeout": ["--timeout", "{v}"],
     "--max-retries": ["--max-retries", "{v}"],
     "--max-tokens": ["--max-tokens", "{v}"],

@@ -76,6 +76,7 @@ BOUNDS: dict[str, Bound] = {
     "--max-failure-rate": Bound(0, 1),
     "--threshold": Bound(-1_000_000, 1_000_000),
     "--alpha": Bound(0, 0.5, above=True),
+    "--margin": Bound(0, 1_000_000),
     # each system's
     "--timeout": Bound(0, DAY, "seconds", above=True),
     "--max-retries": Bound(0, 100, "retries", whole=True),

@@ -1,9 +1,10 @@
-"""``RunConfig``: every setting of a run in one frozen record, in four groups and the plugins' part.
+"""``RunConfig``: every setting of a run in one frozen record: four groups, the sweep, the plugins' part.
 
 ``scope`` is what runs (the evaluators, how many rows, which data set split), ``limits`` how hard it
 may push and how long it may wait, ``analysis`` what the summary computes
 (:class:`~context_bench.analysis.Analysis`), ``output`` where results go (the progress line, the
-stream of finished rows, the cache, the report), and ``plugins`` each plugin's own settings
+stream of finished rows, the cache, the report), ``sweep`` the settings of the swept systems
+(:class:`~context_bench.sweep.Sweep`), and ``plugins`` each plugin's own settings
 (:class:`~context_bench.settings.PluginSettings`).  Each default is a named constant of
 :mod:`context_bench.defaults`, and each number is checked once, by its field's validator, against
 the range its flag has (:data:`context_bench.bounds.BOUNDS`): ``evaluate``, the command line and the
@@ -34,8 +35,9 @@ from .defaults import (
     DEFAULT_MAX_ROW_BYTES,
 )
 from .settings import PluginSettings
+from .sweep import Sweep
 
-__all__ = ["UNSET", "Analysis", "Limits", "Output", "PluginSettings", "RunConfig", "Scope", "Unset"]
+__all__ = ["UNSET", "Analysis", "Limits", "Output", "PluginSettings", "RunConfig", "Scope", "Sweep", "Unset"]
 
 
 class Unset(enum.Enum):
@@ -141,6 +143,8 @@ class RunConfig:
     analysis: Analysis = attrs.field(factory=Analysis, validator=attrs.validators.instance_of(Analysis))
     output: Output = attrs.field(factory=Output, validator=attrs.validators.instance_of(Output))
     plugins: PluginSettings = attrs.field(factory=PluginSettings, converter=_settings)
+    #: The systems swept and how their curve is read (:mod:`context_bench.sweep`; none by default).
+    sweep: Sweep = attrs.field(factory=Sweep, validator=attrs.validators.instance_of(Sweep))
 
     @classmethod
     def from_kwargs(cls, base: RunConfig | None = None, **kwargs: Any) -> RunConfig:

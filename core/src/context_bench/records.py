@@ -329,6 +329,45 @@ class EvaluatorFailures:
 
 
 @attrs.frozen
+class SweepPoint:
+    """One setting of a swept system on a data set, in its headline ``field``
+    (:mod:`context_bench.sweep_curve`): the achieved input ratio, the mean and its interval, the
+    paired difference from the baseline with its interval and p-value over ``n`` pairs, whether
+    it is ``safe`` at the run's margin, and ``flagged`` when the ratio is more than 10% from the
+    rate asked for (None: the parameter is not declared a rate, or no ratio)."""
+
+    system: str
+    parameter: str
+    value: Any
+    dataset: str
+    field: str
+    input_ratio: float | None
+    mean: float | None
+    ci: list[float] | None
+    delta: float | None
+    delta_ci: list[float] | None
+    p_value: float | None
+    n: int
+    safe: bool = False
+    flagged: bool | None = None
+
+
+@attrs.frozen
+class OperatingPoint:
+    """A swept system's safe operating point on ``dataset`` (None: on every data set together):
+    the setting with the lowest achieved input ratio whose loss is not significantly beyond the
+    margin, with its paired difference and interval."""
+
+    system: str
+    parameter: str
+    value: Any
+    dataset: str | None
+    input_ratio: float | None
+    delta: float | None
+    delta_ci: list[float] | None
+
+
+@attrs.frozen
 class Summary:
     """What a run's rows add up to; reports read it by attribute, ``to_dict`` is its JSON form."""
 
@@ -363,6 +402,10 @@ class Summary:
     #: one wired by its name (AnswerQuality's ``f1`` on an NLI set): the Scores tables leave them
     #: out unless ``--detail``; ``--evaluator`` names an evaluator, so its fields are never here.
     by_fields: dict[str, list[str]] = attrs.Factory(dict)
+    #: A sweep's curve: each setting per data set in its headline field (docs/sweeps.md).
+    sweeps: list[SweepPoint] = attrs.Factory(list)
+    #: Each swept system's safe operating point per data set and over all (``dataset`` None).
+    operating_points: list[OperatingPoint] = attrs.Factory(list)
 
     def direction(self, field: str) -> Direction:
         """Which way ``field`` points (higher is better for a field the summary does not know)."""

@@ -366,6 +366,7 @@ def evaluate(
         breakdown=analysis.breakdown,
         exclude_errors=analysis.exclude_errors,
         analysis=analysis,
+        sweep=config.sweep,
     )
     delivery = _Delivery(summarize, config.output.stream)
     in_flight: dict[int, RowTask] = {}

@@ -32,6 +32,8 @@ from .records import (
     SystemSummary,
 )
 from .rowtask import FALLBACKS, SCORED_BY
+from .sweep import Sweep
+from .sweep_curve import with_curve
 
 #: Above this share of rows, an evaluator's soft failures are a warning of their own.
 FAILURE_WARNING_RATE = 0.05
@@ -436,11 +438,14 @@ class Summarizer:
         exclude_errors: bool = False,
         directions: Directions | None = None,
         analysis: Analysis | None = None,
+        sweep: Sweep | None = None,
     ) -> None:
         #: Which way each score field points; the runner sets it from the run's evaluators.
         self.directions = directions or Directions()
         #: The primary score, threshold, baseline and prices the figures read.
         self.analysis = analysis or Analysis()
+        #: The run's sweep: the summary draws its curve from the comparisons.
+        self.sweep = sweep or Sweep()
         self.metrics = [Latency(), *metrics]
         self.breakdown = tuple(breakdown)
         self.failure_rate = failure_rate
@@ -524,7 +529,7 @@ class Summarizer:
         overflow: list[str] = []
         figures = self._figures(groups)
         score_fields = self._score_fields()
-        return Summary(
+        summary = Summary(
             groups=[
                 self._group(system, dataset, group, fields[(system, dataset)], overflow, figures)
                 for (system, dataset), group in groups.items()
@@ -560,6 +565,7 @@ class Summarizer:
             score_fields=score_fields,
             by_fields={d: list(f) for _, d in groups if (f := self.by_fields.get(d))},
         )
+        return with_curve(summary, self.sweep, self.analysis.field_of)
 
     def _score_fields(self) -> dict[str, ScoreField]:
         """Every score field of the run, with its direction and what a failed row counts in it."""

@@ -24,6 +24,7 @@ from .run_options import (
     check_reachable,
     emit,
 )
+from .sweeps import add_sweep_options, swept
 from .system_flags import add_system_flags
 
 if TYPE_CHECKING:
@@ -55,6 +56,7 @@ def configure_run(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         "'dataset' field keep theirs)",
     )
     add_run_options(parser, host)
+    add_sweep_options(parser)
     parser.set_defaults(run_parser=parser)  # --config reads the run file's flags with it
 
 
@@ -105,9 +107,8 @@ def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
     from .run_file import resolve_run, resolved_config
 
     run = resolve_run(args)  # a --config file merged into args first: RunOptions reads the result
-    options = RunOptions.from_args(args, host)
+    settings, options = swept(run.systems, args, RunOptions.from_args(args, host))
     config = options.config
-    settings = run.systems
     files = (args.config, args.rerun, getattr(args, "prices", None))  # read too: never overwritten
     refuse_input_as_out(config.output.out, [*(entry.spec for entry in run.datasets), *filter(None, files)])
     inputs = Inputs(host, config.scope.max_examples)

@@ -163,6 +163,7 @@ def _charts(data: Mapping[str, Any], order: Sequence[str]) -> str:
             said = f"{chosen} (lower is better)" if lower else chosen
             for label, cost in (("tokens per row", _tokens), ("dollars", _dollars)):
                 charts.append(_cost_chart(f"{name}: {said} against {label}", members, systems, chosen, cost))
+        charts.append(_sweep_chart(data, dataset, members))
         charts.append(svg.intervals(f"{name}: means with 95% intervals", _intervals(members), systems))
         charts.append(svg.latency(f"{name}: latency per system", _spreads(members), systems))
     charts = [c for c in charts if c]
@@ -211,6 +212,29 @@ def _cost_chart(
         place = group.get("frontier") or {}
         points.append(svg.Point(printable(str(group["system"])), x, y, place.get("dominated")))
     return svg.frontier(title, points, [printable(s) for s in systems], label, field)
+
+
+def _sweep_chart(data: Mapping[str, Any], dataset: str, members: Sequence[Mapping[str, Any]]) -> str:
+    """The data set's sweep curve (``summary.sweeps``): the settings whose input ratio is known."""
+    points = [
+        p
+        for p in data.get("sweeps") or []
+        if p["dataset"] == dataset and p["input_ratio"] is not None and p["mean"] is not None
+    ]
+    if not points:
+        return ""
+    lines: dict[str, list[svg.Setting]] = {}
+    for p in points:
+        low, high = p["ci"] or (None, None)
+        label = f"{p['parameter']}={p['value']}"
+        own = lines.setdefault(printable(str(p["system"])), [])
+        own.append(svg.Setting(label, p["input_ratio"], p["mean"], low, high))
+    field = points[0]["field"]
+    base = next((g for g in members if g["system"] == data.get("baseline")), None)
+    mean = (base or {}).get("scores", {}).get(field)
+    baseline = (printable(str(base["system"])), mean) if base and mean is not None else None
+    title = f"{printable(str(dataset))}: {field} against achieved input ratio"
+    return svg.curve(title, lines, baseline, list(lines), field)
 
 
 def _intervals(members: Sequence[Mapping[str, Any]]) -> list[svg.Interval]:

@@ -1,0 +1,179 @@
+"""``run``'s sweep flags (``--sweep``, ``--margin``, ``--sweep-rate``), a run file's
+``[[sweeps]]``, and the systems a sweep expands into: each system that takes a swept
+parameter becomes one system per setting, named ``SYSTEM[NAME=value]``; the baseline runs once, as
+given (docs/sweeps.md).
+
+An endpoint other than the baseline takes every swept parameter, as a key of its request body; a
+``--command`` takes those its command line names as ``{NAME}`` placeholders (each replaced by the
+value, quoted for the shell's reading), and a placeholder that names no swept parameter is refused.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shlex
+from typing import TYPE_CHECKING, Any
+
+import attrs
+
+from ..bounds import flag_type
+from ..defaults import DEFAULT_MARGIN
+from ..errors import UsageError
+from ..sweep import Setting, Sweep, axis_range, parse_axis
+from .system_flags import _check_names
+
+if TYPE_CHECKING:
+    from .run_options import RunOptions
+    from .system_flags import SystemSettings
+
+#: A command line's ``{NAME}`` placeholder (``${HOME}`` is the shell's, not one).
+PLACEHOLDER = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
+#: The keys of a run file's ``[[sweeps]]``.
+SWEEP_KEYS = ("name", "values", "start", "stop", "step")
+
+
+def _axis_words(text: str) -> str:
+    try:
+        parse_axis(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def add_sweep_options(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group(
+        "sweeps", "Run each system that takes a parameter once per value of it (docs/sweeps.md)."
+    )
+    group.add_argument(
+        "--sweep",
+        action="append",
+        default=[],
+        type=_axis_words,
+        metavar="NAME=V1,V2,...",
+        help="run each system that takes NAME once per value, as a system named SYSTEM[NAME=value]: "
+        "a key of an endpoint's request body, a {NAME} placeholder of a --command; the baseline "
+        "runs once without it (repeatable: a grid)",
+    )
+    group.add_argument(
+        "--margin",
+        type=flag_type("--margin"),
+        default=DEFAULT_MARGIN,
+        metavar="M",
+        help="the safe operating point is the setting with the lowest input ratio whose paired "
+        f"interval's upper bound is at least -M (default {DEFAULT_MARGIN})",
+    )
+    group.add_argument(
+        "--sweep-rate",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="the swept NAME is a rate: a setting whose achieved input ratio is more than 10%% from "
+        "it is flagged",
+    )
+
+
+def sweep_words(listed: Any, path: str) -> list[str]:
+    """A run file's ``[[sweeps]]`` as ``--sweep`` words: each a ``name`` with ``values`` (a list) or
+    ``start``, ``stop`` and ``step``."""
+    if not isinstance(listed, list) or not all(isinstance(entry, dict) for entry in listed):
+        raise UsageError(f"{path}: [[sweeps]] must be a list of tables")
+    words = []
+    for number, entry in enumerate(listed, start=1):
+        where = f"{path}: sweep {number}"
+        unknown = next((key for key in entry if key not in SWEEP_KEYS), None)
+        if unknown is not None:
+            raise UsageError(f"{where}: unknown key {unknown!r} (it takes {', '.join(SWEEP_KEYS)})")
+        name = entry.get("name")
+        if not isinstance(name, str):
+            raise UsageError(f"{where}: needs name = PARAMETER")
+        ranged = [entry.get(key) for key in ("start", "stop", "step")]
+        if ("values" in entry) == any(value is not None for value in ranged):
+            raise UsageError(f"{where}: give values = [...], or start, stop and step")
+        try:
+            if "values" in entry:
+                values = entry["values"]
+                if not isinstance(values, list) or not values:
+                    raise ValueError(f"{name}: values must be a list of one value or more")
+                axis = parse_axis(f"{name}={','.join(str(value) for value in values)}")
+            else:
+                if not all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in ranged):
+                    raise ValueError(f"{name}: start, stop and step must all be numbers")
+                axis = axis_range(name, *ranged)
+        except ValueError as exc:
+            raise UsageError(f"{where}: {exc}") from None
+        words.append(f"{axis.name}={','.join(str(value) for value in axis.values)}")
+    return words
+
+
+def swept(
+    systems: list[SystemSettings], args: argparse.Namespace, options: RunOptions
+) -> tuple[list[SystemSettings], RunOptions]:
+    """The systems the sweep ``args`` give expands ``systems`` into, and ``options`` with the sweep
+    and its baseline in the run's configuration; unchanged without ``--sweep``.  Every mistake is
+    one line, before any row runs."""
+    sweep = _sweep_of(args)
+    if not sweep.axes:
+        return systems, options
+    baseline = options.config.analysis.baseline or systems[0].name
+    names = [system.name for system in systems]
+    if len(systems) < 2 or baseline not in names:
+        raise UsageError(
+            "--sweep compares each setting with a baseline: give the baseline as a system of the run "
+            "(the first, or the one --baseline names)"
+        )
+    swept_names = {axis.name for axis in sweep.axes}
+    expanded: list[SystemSettings] = []
+    settings: list[Setting] = []
+    taken: set[str] = set()
+    for system in systems:
+        takes = set() if system.name == baseline else _takes(system, swept_names)
+        grid = sweep.grid(system.name, takes)
+        taken |= takes
+        expanded.extend(_at(system, setting) for setting in grid) if grid else expanded.append(system)
+        settings.extend(grid)
+    untaken = sweep.untaken(taken)
+    if untaken is not None:
+        raise UsageError(
+            f"--sweep {untaken}: no system takes it (an endpoint other than the baseline takes any "
+            f"parameter; a --command takes it as {{{untaken}}} in its command line)"
+        )
+    _check_names(expanded)  # a system named like another's setting
+    config = attrs.evolve(
+        options.config,
+        sweep=sweep.with_settings(settings),
+        analysis=attrs.evolve(options.config.analysis, baseline=baseline),
+    )
+    return expanded, attrs.evolve(options, config=config)
+
+
+def _sweep_of(args: argparse.Namespace) -> Sweep:
+    try:
+        return Sweep(
+            axes=[parse_axis(text) for text in args.sweep],
+            margin=args.margin,
+            rates=args.sweep_rate,
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _takes(system: SystemSettings, swept: set[str]) -> set[str]:
+    if system.command is None:
+        return set(swept)
+    named = set(PLACEHOLDER.findall(system.command))
+    unknown = sorted(named - swept)
+    if unknown:
+        raise UsageError(
+            f"{system.label}: {{{unknown[0]}}} names no swept parameter (--sweep {unknown[0]}=...)"
+        )
+    return named
+
+
+def _at(system: SystemSettings, setting: Setting) -> SystemSettings:
+    """``system`` at ``setting``: its values in the request body, or in the command line."""
+    values = dict(setting.values)
+    if system.command is None:
+        return attrs.evolve(system, name=setting.name, extra_body={**(system.extra_body or {}), **values})
+    command = PLACEHOLDER.sub(lambda found: shlex.quote(str(values[found.group(1)])), system.command)
+    return attrs.evolve(system, name=setting.name, command=command)
