@@ -103,6 +103,7 @@ FLAGS = {
     "--threshold": ["--threshold", "{v}"],
     "--alpha": ["--alpha", "{v}"],
     "--margin": ["--margin", "{v}"],
+    "--repeats": ["--repeats", "{v}"],
     "--timeout": ["--timeout", "{v}"],
     "--max-retries": ["--max-retries", "{v}"],
     "--max-tokens": ["--max-tokens", "{v}"],

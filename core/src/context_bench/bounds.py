@@ -77,6 +77,7 @@ BOUNDS: dict[str, Bound] = {
     "--threshold": Bound(-1_000_000, 1_000_000),
     "--alpha": Bound(0, 0.5, above=True),
     "--margin": Bound(0, 1_000_000),
+    "--repeats": Bound(1, 1_000, "repeats", whole=True),
     # each system's
     "--timeout": Bound(0, DAY, "seconds", above=True),
     "--max-retries": Bound(0, 100, "retries", whole=True),

@@ -74,8 +74,9 @@ def _path(value: Any) -> str | None:
 class Scope:
     """What runs: the evaluators (None: each data set's auto-wired ones; names or instances), those
     added to and removed from the auto-wired ones, at most ``max_examples`` rows of each data set,
-    the name of rows given without one (``dataset_name``), and where named hub data sets come from
-    (``split``, ``hub_mirror``: what :func:`context_bench.datasets.load` takes)."""
+    the name of rows given without one (``dataset_name``), where named hub data sets come from
+    (``split``, ``hub_mirror``: what :func:`context_bench.datasets.load` takes), and how many times
+    each row is sent to each system (``repeats``)."""
 
     evaluators: tuple[Any, ...] | None = attrs.field(default=None, converter=_optional_names)
     add_evaluators: tuple[Any, ...] = attrs.field(default=(), converter=_names)
@@ -84,6 +85,8 @@ class Scope:
     dataset_name: str | None = None
     split: str | None = None
     hub_mirror: str | None = attrs.field(default=None, converter=_path)
+    #: How many times each row goes to each system (``--repeats``; docs/sweeps.md).
+    repeats: int = attrs.field(default=1, validator=bounded("--repeats"))
 
 
 @attrs.frozen(kw_only=True)

@@ -56,6 +56,8 @@ class EvalRow:
     #: A score field's weight in the summary's mean, where an evaluator set one (default 1).
     weights: dict[str, float] | None = None
     index: int = 0
+    #: Each repeat's scores with ``--repeats`` (the row's ``scores`` their mean), else None.
+    repeats: list[dict[str, float]] | None = None
     #: What this run computed afresh (system output, scores by evaluator identity), for the cache;
     #: never serialized.
     fresh: dict[str, Any] | None = attrs.field(default=None, repr=False, eq=False)
@@ -80,6 +82,7 @@ class EvalRow:
             "meta": self.meta,
             "weights": self.weights,
             "index": self.index,
+            **({"repeats": self.repeats} if self.repeats is not None else {}),
         }
 
     @classmethod
@@ -270,6 +273,12 @@ class GroupSummary:
     passing: Passing = attrs.Factory(Passing)
     judge: JudgeFigures = attrs.Factory(JudgeFigures)
     frontier: FrontierPlace = attrs.Factory(FrontierPlace)
+    #: With ``--repeats``, per score field (:mod:`context_bench.repeats`): the within-row standard
+    #: deviation, the rows whose repeats disagree at the threshold, pass@k and pass^k (0/1 fields).
+    within_row_sd: dict[str, float | None] = attrs.Factory(dict)
+    unstable_rows: dict[str, int] = attrs.Factory(dict)
+    pass_at_k: dict[str, float] = attrs.Factory(dict)
+    pass_all_k: dict[str, float] = attrs.Factory(dict)
 
     def failed_on_every_row(self, field: str) -> bool:
         """Whether every value of ``field`` is a fallback: it has no mean and no interval to show."""

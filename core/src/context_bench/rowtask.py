@@ -59,6 +59,8 @@ class RowTask:
     meta: dict[str, Any] | None = None
     #: Keep what is computed afresh on the row (``EvalRow.fresh``) so the runner can cache it.
     record: bool = False
+    #: Which of the row's ``--repeats`` this is (0: the first; each is cached apart).
+    repeat: int = 0
 
     def row(self, error: RowError | None = None) -> EvalRow:
         """The task's row before anything ran (its system's name, its place, its ``meta``), or

@@ -31,6 +31,7 @@ from .records import (
     Summary,
     SystemSummary,
 )
+from .repeats import RepeatTally
 from .rowtask import FALLBACKS, SCORED_BY
 from .sweep import Sweep
 from .sweep_curve import with_curve
@@ -156,6 +157,7 @@ class _Group:
         "failed",
         "failures",
         "judges",
+        "repeats",
         "rows",
         "tally",
         "weights",
@@ -174,6 +176,7 @@ class _Group:
         self.failed: Counter[str] = Counter()
         self.breakdown: dict[str, dict[str, _Tally]] = {}
         self.rows: list[EvalRow] | None = [] if keep_rows else None
+        self.repeats: RepeatTally | None = None
 
     def add(self, row: EvalRow, breakdown: Sequence[str]) -> None:
         self.tally.add(row)
@@ -496,6 +499,9 @@ class Summarizer:
         if group is None:
             group = self.groups[key] = _Group(self._keep_rows)
         group.add(row, self.breakdown)
+        if row.repeats is not None:
+            group.repeats = group.repeats or RepeatTally()
+            group.repeats.add(row, self.analysis.threshold, self.directions)
         self.failure_counts.add(row)
         if row.errors:
             self._errors.add(row)
@@ -672,6 +678,7 @@ class Summarizer:
             passing=found.passing,
             judge=found.judge,
             frontier=figures.frontier[(system, dataset)],
+            **(group.repeats.figures() if group.repeats is not None else {}),
         )
 
     @staticmethod

@@ -1,5 +1,5 @@
-"""``run``'s sweep flags (``--sweep``, ``--margin``, ``--sweep-rate``), a run file's
-``[[sweeps]]``, and the systems a sweep expands into: each system that takes a swept
+"""``run``'s sweep flags (``--sweep``, ``--margin``, ``--sweep-rate``) and ``--repeats``, a run
+file's ``[[sweeps]]``, and the systems a sweep expands into: each system that takes a swept
 parameter becomes one system per setting, named ``SYSTEM[NAME=value]``; the baseline runs once, as
 given (docs/sweeps.md).
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import re
 import shlex
+import sys
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -64,6 +65,15 @@ def add_sweep_options(parser: argparse.ArgumentParser) -> None:
         f"interval's upper bound is at least -M (default {DEFAULT_MARGIN})",
     )
     group.add_argument(
+        "--repeats",
+        type=flag_type("--repeats"),
+        default=1,
+        metavar="K",
+        help="send each row K times to each system: its score is the mean of its repeats, and the "
+        "report adds the within-row standard deviation, the rows whose repeats disagree, pass@k and "
+        "pass^k (default 1)",
+    )
+    group.add_argument(
         "--sweep-rate",
         action="append",
         default=[],
@@ -111,7 +121,17 @@ def swept(
 ) -> tuple[list[SystemSettings], RunOptions]:
     """The systems the sweep ``args`` give expands ``systems`` into, and ``options`` with the sweep
     and its baseline in the run's configuration; unchanged without ``--sweep``.  Every mistake is
-    one line, before any row runs."""
+    one line, before any row runs.  With ``--repeats``, the repeats go into the configuration too
+    (a system at temperature 0 gets one warning: its repeats will likely be alike)."""
+    if args.repeats > 1:
+        scope = attrs.evolve(options.config.scope, repeats=args.repeats)
+        options = attrs.evolve(options, config=attrs.evolve(options.config, scope=scope))
+        if any(system.temperature == 0 for system in systems):
+            print(
+                f"context-bench: warning: --repeats {args.repeats} with --temperature 0: the repeats "
+                "of a row will likely be alike",
+                file=sys.stderr,
+            )
     sweep = _sweep_of(args)
     if not sweep.axes:
         return systems, options

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from ..direction import Directions
 from ..records import EvalResult
-from . import View, figure_sections, sections, summary_of, svg
+from . import View, figure_sections, sections, summary_of, svg, sweep_sections
 from .html_rows import PAGE, RowEncoder
 from .sections import Section, printable
 from .verdict import verdicts
@@ -92,7 +92,8 @@ def write(
     ``detail`` (``--detail``) shows every score field in the Scores tables (:func:`sections.build`)."""
     summary = summary_of(result)
     data = summary.to_dict()
-    said = "".join(f"<li>{escape(printable(str(v)))}</li>" for v in verdicts(summary))
+    heads = [*map(str, verdicts(summary)), *sweep_sections.operating_lines(summary)]
+    said = "".join(f"<li>{escape(printable(head))}</li>" for head in heads)
     # the answer first: the verdict and the key figures, then what they rest on
     body = [
         "<h1>context-bench report</h1>",
@@ -106,7 +107,12 @@ def write(
     body.append(_charts(data, result.systems))
     # the figures' other tables (scores, intervals, comparisons, savings, judges), as in the table
     # and Markdown reports
-    tables = [*sections.build(summary, detail), *figure_sections.build(summary)]
+    tables = [
+        *sweep_sections.curves(summary),
+        *sweep_sections.repeats(summary),
+        *sections.build(summary, detail),
+        *figure_sections.build(summary),
+    ]
     body += [_section(section) for section in tables]
     audit = _audit_ids(data)
     body.append(_audit(audit))

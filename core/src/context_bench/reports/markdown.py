@@ -22,6 +22,7 @@ def render(result: EvalResult, view: View | None = None) -> str:
     wholes = [
         *figure_sections.key_figures(summary),
         *sweep_sections.curves(summary),
+        *sweep_sections.repeats(summary),
         *sections.build(summary, detail=view is not None and view.detail),
         *figure_sections.build(summary),
     ]

@@ -1,12 +1,13 @@
 """A sweep in the table and Markdown reports: the curve of each swept system on each data set (one
 row per setting) and the line of each safe operating point, read from the summary's ``sweeps`` and
-``operating_points`` (:mod:`context_bench.sweep_curve`)."""
+``operating_points`` (:mod:`context_bench.sweep_curve`); and with ``--repeats``, each group's
+spread across repeats (:mod:`context_bench.repeats`)."""
 
 from __future__ import annotations
 
 from ..records import OperatingPoint, Summary
 from .numbers import interval, p_value, ratio
-from .sections import Section, score
+from .sections import Section, percent, score
 
 HEADERS = ("setting", "input ratio", "mean", "95% CI", "vs baseline", "diff CI", "p", "n", "safe")
 
@@ -63,3 +64,25 @@ def _line(point: OperatingPoint) -> str:
 
 def _value(value: object) -> str:
     return ",".join(map(str, value)) if isinstance(value, list) else str(value)
+
+
+def repeats(summary: Summary) -> list[Section]:
+    """Per group and score field: the within-row standard deviation, the rows whose repeats
+    disagree at the threshold, pass@k and pass^k (0/1 fields; "-" otherwise)."""
+    rows = [
+        (
+            group.system,
+            group.dataset,
+            summary.direction(field).label(field),
+            score(sd),
+            str(group.unstable_rows.get(field, 0)),
+            percent(group.pass_at_k.get(field)),
+            percent(group.pass_all_k.get(field)),
+        )
+        for group in summary.groups
+        for field, sd in group.within_row_sd.items()
+    ]
+    if not rows:
+        return []
+    headers = ("system", "data set", "field", "within-row sd", "unstable rows", "pass@k", "pass^k")
+    return [Section("Repeats", headers, tuple(rows), (False, False, False, True, True, True, True), keys=3)]

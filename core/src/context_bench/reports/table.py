@@ -48,7 +48,7 @@ def render(result: EvalResult, view: View) -> str:
         ]
     else:
         wholes = [compact(section) for section in figure_sections.key_figures(summary)]
-    wholes += sweep_sections.curves(summary)
+    wholes += [*sweep_sections.curves(summary), *sweep_sections.repeats(summary)]
     parts += [_table(figure_sections.readable(whole, width), width) for whole in wholes]
     notes = [f"warning: {_line(note)}" for note in sections.warnings(summary)]
     # one screen: each warning on one line (--detail: whole), each error message whole (the
