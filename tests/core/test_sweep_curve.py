@@ -199,10 +199,16 @@ def test_the_table_and_markdown_print_the_curve_and_the_operating_point(cbench, 
     assert "| rate=0.4 | 0.40x | 0.000 |" in markdown and "| rate=0.5 | 0.50x | 1.000 |" in markdown
 
 
-def test_the_documented_names_and_line():
+def _documented() -> list[str]:
+    """docs/sweeps.md's plain blocks: the curve's JSON names, the report's line, the operating
+    points' JSON names, the gate's line."""
     text = (Path(__file__).parents[2] / "docs" / "sweeps.md").read_text(encoding="utf-8")
     blocks = re.findall(r"^```(\w*)\n(.*?)^```$", text, re.S | re.M)
-    sweeps, line, points = [body for lang, body in blocks if not lang]
+    return [body for lang, body in blocks if not lang]
+
+
+def test_the_documented_names_and_line():
+    sweeps, line, points, _ = _documented()
     assert line.strip() == LINE
     for block, record in ((sweeps, SweepPoint), (points, OperatingPoint)):
         listed = re.search(r"\[\{(.*)\}\]", " ".join(block.split())).group(1)
@@ -251,3 +257,73 @@ def test_the_html_report_draws_the_curve(cbench, write_rows, workdir):
         assert driver.run(f"{chart}.querySelectorAll('polyline.curve').length") == 1
         assert driver.run(f"{chart}.querySelectorAll('polygon.band').length") == 1
         assert driver.errors == []
+
+
+@pytest.fixture
+def gated(cbench, write_rows):
+    """``gated(*flags)``: a sweep of rates 0.4 and 0.5 (answers kept from 0.5) with ``flags``: its
+    exit status and standard error."""
+    data = str(write_rows(rows(10)))
+
+    def run(*flags, sweep=("--sweep", "rate=0.4,0.5")):
+        with FakeServer(compressor()) as server:
+            systems = (
+                "--proxy",
+                server.url,
+                "--name",
+                "baseline",
+                "--proxy",
+                server.url,
+                "--name",
+                "compressed",
+            )
+            code, _, err = cbench("run", *systems, *sweep, *flags, "--dataset", data, *EXACT)
+            return code, err, server.requests
+
+    return run
+
+
+def test_the_operating_point_gate_fails_a_point_past_its_bound(gated):
+    assert gated("--require-operating-point", "rate<=0.5")[0] == 0
+    assert gated("--require-operating-point", "rate>=0.5")[0] == 0
+    code, err, _ = gated("--require-operating-point", "rate<=0.4")
+    assert code == 3
+    assert "gate failed: --require-operating-point rate<=0.4: compressed is safe at rate=0.5 at best" in err
+    code, err, _ = gated("--require-operating-point", "rate<=0.3")
+    assert code == 3 and f"context-bench: error: {_documented()[3].strip()}" in err.splitlines()
+    code, err, _ = gated("--require-operating-point", "rate>=0.6")
+    assert code == 3 and "compressed is safe at rate=0.5 at best" in err
+    code, err, _ = gated("--require-operating-point", "rate<=1", sweep=("--sweep", "rate=0.2,0.4"))
+    assert code == 3
+    assert "--require-operating-point rate<=1: compressed has no setting safe on every data set" in err
+
+
+def test_fail_if_worse_reads_every_setting_or_the_one_picked(gated):
+    worse = ("--baseline", "baseline", "--fail-if-worse", "exact_match")
+    code, err, _ = gated(*worse)
+    assert code == 3 and "exact_match of compressed[rate=0.4] minus the baseline" in err
+    assert "compressed[rate=0.5] minus" not in err
+    assert gated(*worse, "--gate-setting", "rate=0.5")[0] == 0
+    code, err, _ = gated(*worse, "--gate-setting", "rate=0.4")
+    assert code == 3 and "compressed[rate=0.4] minus" in err
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (("--gate-setting", "rate=0.7"), "--gate-setting rate=0.7: not one value of a --sweep"),
+        (("--gate-setting", "k=1"), "--gate-setting k=1: not one value of a --sweep"),
+        (("--require-operating-point", "rate=0.3"), "expected NAME>=VALUE or NAME<=VALUE"),
+        (("--require-operating-point", "k>=1"), "--require-operating-point k>=1: k is not swept"),
+        (("--require-operating-point", "rate>=x"), "--require-operating-point"),
+    ],
+)
+def test_bad_sweep_gates_are_one_line_before_any_row(gated, flags, said):
+    code, err, requests = gated(*flags)
+    assert code == 2 and err.count("\n") == 1 and said in err and requests == []
+
+
+def test_a_sweep_gate_without_a_sweep_is_refused(gated):
+    code, err, requests = gated("--require-operating-point", "rate>=0.3", sweep=())
+    assert code == 2 and "--require-operating-point reads a sweep: give --sweep NAME=V1,V2,..." in err
+    assert requests == []

@@ -758,7 +758,7 @@ OTHER_BLOCKS = {
     (
         "docs/sweeps.md",
         "",
-    ): "the JSON names and the report's line: test_sweep_curve.py::test_the_documented_names_and_line",
+    ): "the JSON names and the report's and the gate's lines: test_sweep_curve.py reads each",
     ("docs/reports.md", "toml"): "the prices file: write_files saves it for `score --prices prices.toml`",
     (
         "docs/reports.md",

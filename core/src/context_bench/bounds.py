@@ -88,6 +88,7 @@ BOUNDS: dict[str, Bound] = {
     "--fail-under": Bound(-1_000_000, 1_000_000),
     "--fail-over": Bound(-1_000_000, 1_000_000),
     "--fail-if-worse": Bound(0, 1_000_000),
+    "--require-operating-point": Bound(-1_000_000, 1_000_000),
     "--price": Bound(0, 1_000_000, "dollars per million tokens"),
     # the store's commands
     "--limit": Bound(0, 1_000_000_000, "runs", whole=True),

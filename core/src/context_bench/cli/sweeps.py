@@ -1,7 +1,7 @@
-"""``run``'s sweep flags (``--sweep``, ``--margin``, ``--sweep-rate``) and ``--repeats``, a run
-file's ``[[sweeps]]``, and the systems a sweep expands into: each system that takes a swept
-parameter becomes one system per setting, named ``SYSTEM[NAME=value]``; the baseline runs once, as
-given (docs/sweeps.md).
+"""``run``'s sweep flags (``--sweep``, ``--margin``, ``--sweep-rate``, the sweep's gates) and
+``--repeats``, a run file's ``[[sweeps]]``, and the systems a sweep expands into: each system that
+takes a swept parameter becomes one system per setting, named ``SYSTEM[NAME=value]``; the baseline
+runs once, as given (docs/sweeps.md).
 
 An endpoint other than the baseline takes every swept parameter, as a key of its request body; a
 ``--command`` takes those its command line names as ``{NAME}`` placeholders (each replaced by the
@@ -21,6 +21,7 @@ import attrs
 from ..bounds import flag_type
 from ..defaults import DEFAULT_MARGIN
 from ..errors import UsageError
+from ..gates import OperatingFloor
 from ..sweep import Setting, Sweep, axis_range, parse_axis
 from .system_flags import _check_names
 
@@ -72,6 +73,21 @@ def add_sweep_options(parser: argparse.ArgumentParser) -> None:
         help="send each row K times to each system: its score is the mean of its repeats, and the "
         "report adds the within-row standard deviation, the rows whose repeats disagree, pass@k and "
         "pass^k (default 1)",
+    )
+    group.add_argument(
+        "--require-operating-point",
+        action="append",
+        default=[],
+        metavar="NAME>=VALUE",
+        help="exit 3 when a swept system's safe operating point over all data sets is missing or "
+        "below VALUE (NAME<=VALUE: above it)",
+    )
+    group.add_argument(
+        "--gate-setting",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="--fail-if-worse reads this setting of the swept systems alone (default: every setting)",
     )
     group.add_argument(
         "--sweep-rate",
@@ -134,7 +150,11 @@ def swept(
             )
     sweep = _sweep_of(args)
     if not sweep.axes:
+        given = next((f for f in ("require_operating_point", "gate_setting") if getattr(args, f)), None)
+        if given is not None:
+            raise UsageError(f"--{given.replace('_', '-')} reads a sweep: give --sweep NAME=V1,V2,...")
         return systems, options
+    floors = tuple(_floor(text, sweep) for text in args.require_operating_point)
     baseline = options.config.analysis.baseline or systems[0].name
     names = [system.name for system in systems]
     if len(systems) < 2 or baseline not in names:
@@ -159,12 +179,41 @@ def swept(
             f"parameter; a --command takes it as {{{untaken}}} in its command line)"
         )
     _check_names(expanded)  # a system named like another's setting
+    gates = attrs.evolve(
+        options.gates,
+        operating_floors=floors,
+        ungated=_ungated(args.gate_setting, sweep, settings),
+    )
     config = attrs.evolve(
         options.config,
         sweep=sweep.with_settings(settings),
         analysis=attrs.evolve(options.config.analysis, baseline=baseline),
     )
-    return expanded, attrs.evolve(options, config=config)
+    return expanded, attrs.evolve(options, config=config, gates=gates)
+
+
+def _floor(text: str, sweep: Sweep) -> OperatingFloor:
+    floor = OperatingFloor.parse(text)
+    if floor.parameter not in {axis.name for axis in sweep.axes}:
+        raise UsageError(f"--require-operating-point {text}: {floor.parameter} is not swept")
+    return floor
+
+
+def _ungated(picked: list[str], sweep: Sweep, settings: list[Setting]) -> frozenset[str]:
+    """The settings ``--gate-setting NAME=VALUE`` (each naming a swept value) does not pick."""
+    chosen = {}
+    for text in picked:
+        try:
+            axis = parse_axis(text)
+        except ValueError as exc:
+            raise UsageError(f"--gate-setting {text}: {exc}") from None
+        swept = next((a for a in sweep.axes if a.name == axis.name), None)
+        if swept is None or len(axis.values) != 1 or axis.values[0] not in swept.values:
+            raise UsageError(f"--gate-setting {text}: not one value of a --sweep")
+        chosen[axis.name] = axis.values[0]
+    return frozenset(
+        s.name for s in settings if any(dict(s.values).get(k, v) != v for k, v in chosen.items())
+    )
 
 
 def _sweep_of(args: argparse.Namespace) -> Sweep:
