@@ -6,7 +6,10 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -262,3 +265,44 @@ def test_values_read_as_numbers_and_ranges_include_their_stop():
     assert axis_range("k", 1, 1, 1).values == (1,)
     assert Setting("c", [("rate", 0.3), ("k", 2)]).name == "c[rate=0.3,k=2]"
     assert Setting("c", [("rate", 0.3), ("k", 2)]).value == [0.3, 2]
+
+
+def _cached_rows(cache_dir) -> int:
+    return sum(len(p.read_text().splitlines()) for p in cache_dir.rglob("*.jsonl"))
+
+
+def test_ctrl_c_mid_sweep_then_the_same_command_redoes_no_row(cbench, write_rows, workdir):
+    """SIGINT once the baseline, rate 0.3 and half of rate 0.6 are cached (the rest of 0.6 held
+    by the server): the same command then sends exactly the five rows that never finished."""
+    data = str(write_rows([{"id": str(n), "question": f"capital {n}", "answer": "Paris"} for n in range(10)]))
+    cache = workdir / "cache"
+
+    holding = [True]
+
+    def held(body):
+        late = holding[0] and body.get("rate") == 0.6 and int(last_user_message(body).rsplit(" ", 1)[1]) >= 5
+        return Reply(text="Paris", delay=60 if late else 0.02)
+
+    with FakeServer(held) as server:
+        command = [
+            "run", "--proxy", server.url, "--name", "baseline", "--model", "base",
+            "--proxy", server.url, "--name", "compressed", "--model", "comp", "--sweep", "rate=0.3,0.6",
+            "--dataset", data, "--cache-dir", str(cache), "--max-concurrency", "4", "--output", "json",
+        ]  # fmt: skip
+        argv = [sys.executable, "-m", "context_bench", *command, "--no-progress"]
+        process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while _cached_rows(cache) < 25 and time.monotonic() < deadline and process.poll() is None:
+            time.sleep(0.02)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=60)
+        assert process.returncode == 130, err
+        assert "25 finished rows of this run kept" in err.splitlines()[-1]
+        holding[0], sent = False, len(server.requests)
+        code, out, err = cbench(*command)
+        again = server.requests[sent:]
+    assert code == 0, err
+    assert sorted(last_user_message(body) for body in again) == [f"capital {n}" for n in range(5, 10)]
+    assert all(body["rate"] == 0.6 for body in again)
+    assert len(json.loads(out)["rows"]) == 30
+    assert len(json.loads(out)["rows"]) == 30
