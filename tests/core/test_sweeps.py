@@ -201,6 +201,10 @@ def test_a_placeholder_no_sweep_names_and_a_parameter_no_system_takes_are_refuse
     assert code == 2 and err.count("\n") == 1 and "--sweep rate: no system takes it" in err
     code, _, err = cbench("run", "--proxy", server.url, "--sweep", "rate=0.2", "--dataset", data)
     assert code == 2 and "--sweep compares each setting with a baseline" in err
+    code, _, err = cbench(
+        "run", "--command", echo, "--proxy", server.url, "--sweep", "k=1", "--dataset", data
+    )  # fmt: skip
+    assert code == 2 and err.count("\n") == 1 and "the baseline is never sent a swept parameter" in err
     assert server.requests == []
 
 

@@ -167,6 +167,11 @@ def swept(
     settings: list[Setting] = []
     taken: set[str] = set()
     for system in systems:
+        if system.name == baseline and system.command and PLACEHOLDER.search(system.command):
+            raise UsageError(
+                f"{system.label}: the baseline is never sent a swept parameter, so its command line "
+                "may hold no {NAME} placeholder"
+            )
         takes = set() if system.name == baseline else _takes(system, swept_names)
         grid = sweep.grid(system.name, takes)
         taken |= takes
