@@ -105,6 +105,7 @@ FLAGS = {
     "--alpha": ["--alpha", "{v}"],
     "--margin": ["--margin", "{v}"],
     "--repeats": ["--repeats", "{v}"],
+    "--refine": ["--refine", "{v}"],
     "--timeout": ["--timeout", "{v}"],
     "--max-retries": ["--max-retries", "{v}"],
     "--max-tokens": ["--max-tokens", "{v}"],

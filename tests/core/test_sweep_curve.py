@@ -327,3 +327,20 @@ def test_a_sweep_gate_without_a_sweep_is_refused(gated):
     code, err, requests = gated("--require-operating-point", "rate>=0.3", sweep=())
     assert code == 2 and "--require-operating-point reads a sweep: give --sweep NAME=V1,V2,..." in err
     assert requests == []
+
+
+def test_refine_narrows_a_sweep_to_the_rate_where_quality_falls(sweep, cbench):
+    with FakeServer(compressor()) as server:
+        summary = sweep(server, "--sweep", "rate=0.4,0.6", "--refine", "2")
+        sent = sorted(body.get("rate", 1.0) for body in server.requests)
+    # 0.5 lies between the safe 0.6 and the unsafe 0.4, and is safe; 0.45 then is not
+    assert [p["value"] for p in summary["sweeps"]] == [0.4, 0.6, 0.5, 0.45]
+    assert [(p["value"], p["dataset"]) for p in summary["operating_points"]] == [(0.5, "qa"), (0.5, None)]
+    # every row of every setting sent once: the passes share a cache
+    assert sent == [0.4] * 10 + [0.45] * 10 + [0.5] * 10 + [0.6] * 10 + [1.0] * 10
+
+
+def test_refine_needs_one_numeric_sweep(gated):
+    code, err, requests = gated("--refine", "2", sweep=("--sweep", "rate=0.4,0.6", "--sweep", "k=1,2"))
+    assert code == 2 and "--refine bisects one --sweep of numbers: give exactly one" in err
+    assert requests == []

@@ -78,6 +78,7 @@ BOUNDS: dict[str, Bound] = {
     "--alpha": Bound(0, 0.5, above=True),
     "--margin": Bound(0, 1_000_000),
     "--repeats": Bound(1, 1_000, "repeats", whole=True),
+    "--refine": Bound(0, 20, "settings", whole=True),
     # each system's
     "--timeout": Bound(0, DAY, "seconds", above=True),
     "--max-retries": Bound(0, 100, "retries", whole=True),

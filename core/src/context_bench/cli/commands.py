@@ -24,7 +24,7 @@ from .run_options import (
     check_reachable,
     emit,
 )
-from .sweeps import add_sweep_options, swept
+from .sweeps import add_sweep_options, refined, swept
 from .system_flags import add_system_flags
 
 if TYPE_CHECKING:
@@ -100,6 +100,10 @@ def configure_show(parser: argparse.ArgumentParser, host: PluginHost) -> None:
 
 
 def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
+    return refined(args, host, _run) if getattr(args, "refine", 0) else _run(args, host)
+
+
+def _run(args: argparse.Namespace, host: PluginHost) -> int:
     from ..command_system import CommandSystem
     from ..datasets import load, read_file
     from ..systems import OpenAIProxy

@@ -11,9 +11,14 @@ value, quoted for the shell's reading), and a placeholder that names no swept pa
 from __future__ import annotations
 
 import argparse
+import copy
+import json
 import re
 import shlex
 import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -88,6 +93,14 @@ def add_sweep_options(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME=VALUE",
         help="--fail-if-worse reads this setting of the swept systems alone (default: every setting)",
+    )
+    group.add_argument(
+        "--refine",
+        type=flag_type("--refine"),
+        default=0,
+        metavar="K",
+        help="add up to K settings of the one numeric --sweep between the last safe and the first "
+        "unsafe value, bisecting, each run before the next is chosen (its rows cached)",
     )
     group.add_argument(
         "--sweep-rate",
@@ -251,3 +264,53 @@ def _at(system: SystemSettings, setting: Setting) -> SystemSettings:
         return attrs.evolve(system, name=setting.name, extra_body={**(system.extra_body or {}), **values})
     command = PLACEHOLDER.sub(lambda found: shlex.quote(str(values[found.group(1)])), system.command)
     return attrs.evolve(system, name=setting.name, command=command)
+
+
+def refined(args: argparse.Namespace, host: Any, run: Callable[[argparse.Namespace, Any], int]) -> int:
+    """``--refine K``: run the sweep quietly, then up to K times add the value halfway between the
+    safe operating point (over all data sets) and its unsafe neighbour and run again, every pass's
+    rows cached (in ``--cache-dir``, else a temporary one) so no row runs twice; then ``run`` the
+    sweep with every value added, as the report."""
+    axes = [parse_axis(text) for text in args.sweep]
+    if len(axes) != 1 or not all(isinstance(v, (int, float)) for v in axes[0].values):
+        raise UsageError("--refine bisects one --sweep of numbers: give exactly one")
+    axis = axes[0]
+    values = list(axis.values)
+    with tempfile.TemporaryDirectory(prefix="cbench-refine-") as folder:
+        probe = copy.copy(args)
+        probe.output, probe.out, probe.store = "json", str(Path(folder) / "probe.json"), "none"
+        probe.cache_dir = args.cache_dir = args.cache_dir or str(Path(folder) / "cache")
+        probe.fail_under = probe.fail_over = probe.fail_if_worse = probe.require_operating_point = []
+        probe.max_failure_rate = 1.0
+        for _ in range(args.refine):
+            probe.sweep = [f"{axis.name}={','.join(map(str, values))}"]
+            run(copy.copy(probe), host)
+            summary = json.loads(Path(probe.out).read_text(encoding="utf-8"))["summary"]
+            middle = _middle(summary, values)
+            if middle is None:
+                break
+            print(f"context-bench: refining {axis.name}: {middle}", file=sys.stderr)
+            values.append(middle)
+        args.sweep = [f"{axis.name}={','.join(map(str, values))}"]
+        return run(args, host)
+
+
+def _middle(summary: Mapping[str, Any], values: list[Any]) -> float | None:
+    """The value halfway between the safe operating point over all data sets and the nearest value
+    on its side of lower input ratio that is not safe everywhere (None: nothing left to bisect)."""
+    point = next((p for p in summary.get("operating_points") or [] if p["dataset"] is None), None)
+    if point is None:
+        return None
+    ratios: dict[Any, list[float]] = {}
+    unsafe = set()
+    for p in summary.get("sweeps") or []:
+        if p["input_ratio"] is not None:
+            ratios.setdefault(p["value"], []).append(p["input_ratio"])
+        if not p["safe"]:
+            unsafe.add(p["value"])
+    below = [v for v in unsafe if v in ratios and max(ratios[v]) < point["input_ratio"]]
+    if not below:
+        return None
+    nearest = min(below, key=lambda v: abs(v - point["value"]))
+    middle = round((nearest + point["value"]) / 2, 10)
+    return None if middle in values else middle
