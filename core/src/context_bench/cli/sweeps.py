@@ -188,7 +188,7 @@ def swept(
         takes = set() if system.name == baseline else _takes(system, swept_names)
         grid = sweep.grid(system.name, takes)
         taken |= takes
-        expanded.extend(_at(system, setting) for setting in grid) if grid else expanded.append(system)
+        expanded.extend([_at(system, setting) for setting in grid] if grid else [system])
         settings.extend(grid)
     untaken = sweep.untaken(taken)
     if untaken is not None:
