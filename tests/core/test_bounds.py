@@ -64,7 +64,8 @@ def test_every_numeric_flag_of_every_command_reads_through_the_table():
                 bounded.add(name)
     assert plain == []
     # the gates' and prices' flags carry their numbers inside text (FIELD=VALUE, MODEL=IN,OUT)
-    assert bounded == set(BOUNDS) - {"--fail-under", "--fail-over", "--fail-if-worse", "--price"}
+    inside = {"--fail-under", "--fail-over", "--fail-if-worse", "--require-operating-point", "--price"}
+    assert bounded == set(BOUNDS) - inside
 
 
 def test_a_bound_reads_its_edges_and_refuses_past_them():
@@ -105,6 +106,9 @@ FLAGS = {
     "--max-failure-rate": ["--max-failure-rate", "{v}"],
     "--threshold": ["--threshold", "{v}"],
     "--alpha": ["--alpha", "{v}"],
+    "--margin": ["--margin", "{v}"],
+    "--repeats": ["--repeats", "{v}"],
+    "--refine": ["--refine", "{v}"],
     "--timeout": ["--timeout", "{v}"],
     "--max-retries": ["--max-retries", "{v}"],
     "--max-tokens": ["--max-tokens", "{v}"],
@@ -113,6 +117,7 @@ FLAGS = {
     "--fail-under": ["--fail-under", "f1={v}"],
     "--fail-over": ["--fail-over", "f1={v}"],
     "--fail-if-worse": ["--baseline", "proxy", "--fail-if-worse", "f1={v}"],
+    "--require-operating-point": ["--sweep", "rate=0.3", "--require-operating-point", "rate>={v}"],
     "--price": ["--price", "gpt-4o-mini={v},1"],
     "--judge-concurrency": ["--judge-concurrency", "{v}"],
     "--math-timeout": ["--math-timeout", "{v}"],

@@ -754,6 +754,11 @@ OTHER_BLOCKS = {
         "text",
     ): "a report's plan: test_report_plan.py::test_the_documented_plan_is_what_a_report_gets",
     ("docs/pytest.md", ""): "assert_scores's message: test_pytest_plugin.py runs the example",
+    ("docs/sweeps.md", "toml"): "[[sweeps]]: test_sweeps.py::test_the_documented_range_is_the_one_swept",
+    (
+        "docs/sweeps.md",
+        "",
+    ): "the JSON names and the report's and the gate's lines: test_sweep_curve.py reads each",
     ("docs/reports.md", "toml"): "the prices file: write_files saves it for `score --prices prices.toml`",
     (
         "docs/reports.md",

@@ -76,6 +76,9 @@ BOUNDS: dict[str, Bound] = {
     "--max-failure-rate": Bound(0, 1),
     "--threshold": Bound(-1_000_000, 1_000_000),
     "--alpha": Bound(0, 0.5, above=True),
+    "--margin": Bound(0, 1_000_000),
+    "--repeats": Bound(1, 1_000, "repeats", whole=True),
+    "--refine": Bound(0, 20, "settings", whole=True),
     # each system's
     "--timeout": Bound(0, DAY, "seconds", above=True),
     "--max-retries": Bound(0, 100, "retries", whole=True),
@@ -88,6 +91,7 @@ BOUNDS: dict[str, Bound] = {
     "--fail-under": Bound(-1_000_000, 1_000_000),
     "--fail-over": Bound(-1_000_000, 1_000_000),
     "--fail-if-worse": Bound(0, 1_000_000),
+    "--require-operating-point": Bound(-1_000_000, 1_000_000),
     "--price": Bound(0, 1_000_000, "dollars per million tokens"),
     # the store's commands
     "--limit": Bound(0, 1_000_000_000, "runs", whole=True),

@@ -100,9 +100,12 @@ class RunCache:
         self._handles: dict[Path, IO[str]] = {}
         self._lock = threading.Lock()
 
-    def path(self, system: Any, dataset: str) -> Path:
+    def path(self, system: Any, dataset: str, repeat: int = 0) -> Path:
+        """The file of ``system``'s rows of ``dataset`` (a repeat after the first: its own file,
+        named with ``~``, which no data set's name becomes)."""
         name = getattr(system, "name", type(system).__name__)
-        return self.root / f"{_slug(name)}-{identity(system)}" / f"{_slug(dataset)}.jsonl"
+        suffix = f"~{repeat}" if repeat else ""
+        return self.root / f"{_slug(name)}-{identity(system)}" / f"{_slug(dataset)}{suffix}.jsonl"
 
     def lookup(self, path: Path, example_id: str, example_hash: str) -> CachedRow | None:
         entries = self._entries.get(path)

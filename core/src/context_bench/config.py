@@ -1,10 +1,11 @@
-"""``RunConfig``: every setting of a run in one frozen record, in four groups and the plugins' part.
+"""``RunConfig``: every setting of a run in one frozen record: four groups, the sweep, the plugins' part.
 
 ``scope`` is what runs (the evaluators, how many rows, which data set split), ``limits`` how hard it
 may push and how long it may wait, ``analysis`` what the summary computes
 (:class:`~context_bench.analysis.Analysis`), ``output`` where results go (the progress line, the
 stream of finished rows, the cache, the report), ``metering`` the meter every call to the model
-passes through (:class:`Metering`, docs/savings.md), and ``plugins`` each plugin's own settings
+passes through (:class:`Metering`, docs/savings.md), ``sweep`` the settings of the swept systems
+(:class:`~context_bench.sweep.Sweep`), and ``plugins`` each plugin's own settings
 (:class:`~context_bench.settings.PluginSettings`).  Each default is a named constant of
 :mod:`context_bench.defaults`, and each number is checked once, by its field's validator, against
 the range its flag has (:data:`context_bench.bounds.BOUNDS`): ``evaluate``, the command line and the
@@ -35,6 +36,7 @@ from .defaults import (
     DEFAULT_MAX_ROW_BYTES,
 )
 from .settings import PluginSettings
+from .sweep import Sweep
 
 __all__ = [
     "UNSET",
@@ -45,6 +47,7 @@ __all__ = [
     "PluginSettings",
     "RunConfig",
     "Scope",
+    "Sweep",
     "Unset",
 ]
 
@@ -87,8 +90,9 @@ def _path(value: Any) -> str | None:
 class Scope:
     """What runs: the evaluators (None: each data set's auto-wired ones; names or instances), those
     added to and removed from the auto-wired ones, at most ``max_examples`` rows of each data set,
-    the name of rows given without one (``dataset_name``), and where named hub data sets come from
-    (``split``, ``hub_mirror``: what :func:`context_bench.datasets.load` takes)."""
+    the name of rows given without one (``dataset_name``), where named hub data sets come from
+    (``split``, ``hub_mirror``: what :func:`context_bench.datasets.load` takes), and how many times
+    each row is sent to each system (``repeats``)."""
 
     evaluators: tuple[Any, ...] | None = attrs.field(default=None, converter=_optional_names)
     add_evaluators: tuple[Any, ...] = attrs.field(default=(), converter=_names)
@@ -97,6 +101,8 @@ class Scope:
     dataset_name: str | None = None
     split: str | None = None
     hub_mirror: str | None = attrs.field(default=None, converter=_path)
+    #: How many times each row goes to each system (``--repeats``; docs/sweeps.md).
+    repeats: int = attrs.field(default=1, validator=bounded("--repeats"))
 
 
 @attrs.frozen(kw_only=True)
@@ -174,6 +180,8 @@ class RunConfig:
     output: Output = attrs.field(factory=Output, validator=attrs.validators.instance_of(Output))
     metering: Metering = attrs.field(factory=Metering, validator=attrs.validators.instance_of(Metering))
     plugins: PluginSettings = attrs.field(factory=PluginSettings, converter=_settings)
+    #: The systems swept and how their curve is read (:mod:`context_bench.sweep`; none by default).
+    sweep: Sweep = attrs.field(factory=Sweep, validator=attrs.validators.instance_of(Sweep))
 
     @classmethod
     def from_kwargs(cls, base: RunConfig | None = None, **kwargs: Any) -> RunConfig:

@@ -26,3 +26,5 @@ DEFAULT_HTML_INLINE_ROWS = 100_000
 DEFAULT_THRESHOLD = 0.7
 #: The comparisons' significance level (``--alpha``); their intervals are at ``1 - alpha``.
 DEFAULT_ALPHA = 0.05
+#: The loss a sweep's safe operating point may show in its paired interval (``--margin``).
+DEFAULT_MARGIN = 0.02

@@ -1,12 +1,13 @@
 """Quality gates: what makes a finished run fail in CI, and the exit status that says so.
 
-Three checks read a run's rows after its report is written: the share of rows the systems could
+Four checks read a run's rows after its report is written: the share of rows the systems could
 not answer and of rows each evaluator failed on (``--max-failure-rate``), the bounds on headline
-means (``--fail-under`` a floor, ``--fail-over`` a ceiling), and the paired comparison with a
-baseline system (``--fail-if-worse``).  Each reads its field in its direction
-(:mod:`context_bench.direction`): a floor on a lower-is-better field, or a ceiling on a
-higher-is-better one, would pass the worse system, so it is refused with the other flag as the
-hint.  Their syntax is checked when the flags are read, before any row runs (and a bound's
+means (``--fail-under`` a floor, ``--fail-over`` a ceiling), the paired comparison with a
+baseline system (``--fail-if-worse``; in a sweep, every setting or the one ``--gate-setting``
+picks), and a sweep's safe operating point (``--require-operating-point``).  Each reads its field
+in its direction (:mod:`context_bench.direction`): a floor on a lower-is-better field, or a
+ceiling on a higher-is-better one, would pass the worse system, so it is refused with the other
+flag as the hint.  Their syntax is checked when the flags are read, before any row runs (and a bound's
 direction against the installed evaluators); the names they give (systems, data sets, score
 fields) are checked against the run's rows, since an evaluator wired per row only shows its
 fields once it scored.
@@ -151,6 +152,40 @@ class WorseGate:
 
 
 @attrs.frozen
+class OperatingFloor:
+    """``--require-operating-point NAME>=VALUE`` (or ``NAME<=VALUE``): every system swept in
+    ``parameter`` has a setting safe on every data set, and its value is on the bound's side
+    (a compressor that used to be safe at 0.3 and now is only at 0.5 fails ``rate<=0.3``)."""
+
+    parameter: str
+    bound: float
+    at_least: bool
+    given: str = ""
+
+    @classmethod
+    def parse(cls, given: str) -> OperatingFloor:
+        for sign, at_least in ((">=", True), ("<=", False)):
+            name, found, value = given.partition(sign)
+            if found and name.strip():
+                return cls(name.strip(), _number(value, "--require-operating-point", given), at_least, given)
+        raise UsageError(f"--require-operating-point {given}: expected NAME>=VALUE or NAME<=VALUE")
+
+    def lines(self, summary: Summary) -> list[str]:
+        """One line per swept system whose safe operating point over all data sets is missing or
+        on the wrong side of the bound."""
+        flag = f"gate failed: --require-operating-point {self.given}"
+        points = {p.system: p for p in summary.operating_points if p.dataset is None}
+        failed = []
+        for system in dict.fromkeys(p.system for p in summary.sweeps if p.parameter == self.parameter):
+            point = points.get(system)
+            if point is None:
+                failed.append(f"{flag}: {system} has no setting safe on every data set")
+            elif (point.value < self.bound) if self.at_least else (point.value > self.bound):
+                failed.append(f"{flag}: {system} is safe at {self.parameter}={point.value} at best")
+        return failed
+
+
+@attrs.frozen
 class Verdict:
     """What the gates found: the exit status and one line per finding (empty when all passed)."""
 
@@ -167,6 +202,10 @@ class Gates:
     baseline: str | None = None
     max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE
     fail_over: tuple[BoundGate, ...] = ()
+    #: A sweep's floors on its safe operating point, and the swept settings ``--fail-if-worse``
+    #: leaves alone (those ``--gate-setting`` does not pick; cli/sweeps.py sets both).
+    operating_floors: tuple[OperatingFloor, ...] = ()
+    ungated: frozenset[str] = frozenset()
 
     @classmethod
     def parse(
@@ -239,13 +278,18 @@ class Gates:
             return Verdict(ALL_ERRORED, [f"none of the {total} rows could be scored"])
         self.check_directions(summary.direction)
         bounded = [(gate, self._resolve(gate, groups)) for gate in self.bounds]
-        worse = [(gate, self._compared(gate, groups, summary)) for gate in self.fail_if_worse]
+        worse = [
+            (gate, [c for c in self._compared(gate, groups, summary) if c.system not in self.ungated])
+            for gate in self.fail_if_worse
+        ]
         rates = summarize.failure_counts.lines(self.max_failure_rate)
         lines = list(rates)
         for gate, keys in bounded:
             lines.extend(self._bound(gate, keys, groups, summarize))
         for gate, compared in worse:
             lines.extend(_worse(gate, compared, summarize.analysis.alpha))
+        for floor in self.operating_floors:
+            lines.extend(floor.lines(summary))
         status = TOO_MANY_FAILURES if rates else GATE_FAILED if lines else OK
         return Verdict(status, lines)
 

@@ -64,6 +64,8 @@ class EvalRow:
     #: The tokens of the prompt the harness gave the system (its chat as the run's tokenizer frames
     #: it); None without ``--tokenizer``.
     counted_input_tokens: float | None = None
+    #: Each repeat's scores with ``--repeats`` (the row's ``scores`` their mean), else None.
+    repeats: list[dict[str, float]] | None = None
     #: What this run computed afresh (system output, scores by evaluator identity), for the cache;
     #: never serialized.
     fresh: dict[str, Any] | None = attrs.field(default=None, repr=False, eq=False)
@@ -90,6 +92,7 @@ class EvalRow:
             "index": self.index,
             **({"metered": self.metered} if self.metered is not None else {}),
             **({"counted_input_tokens": c} if (c := self.counted_input_tokens) is not None else {}),
+            **({"repeats": self.repeats} if self.repeats is not None else {}),
         }
 
     @classmethod
@@ -311,6 +314,12 @@ class GroupSummary:
     #: The share of its input tokens the provider's cache served (metered groups whose calls said;
     #: their dollars price those at ``--price``'s cached price).
     cache_hit_share: float | None = None
+    #: With ``--repeats``, per score field (:mod:`context_bench.repeats`): the within-row standard
+    #: deviation, the rows whose repeats disagree at the threshold, pass@k and pass^k (0/1 fields).
+    within_row_sd: dict[str, float | None] = attrs.Factory(dict)
+    unstable_rows: dict[str, int] = attrs.Factory(dict)
+    pass_at_k: dict[str, float] = attrs.Factory(dict)
+    pass_all_k: dict[str, float] = attrs.Factory(dict)
 
     def failed_on_every_row(self, field: str) -> bool:
         """Whether every value of ``field`` is a fallback: it has no mean and no interval to show."""
@@ -370,6 +379,45 @@ class EvaluatorFailures:
 
 
 @attrs.frozen
+class SweepPoint:
+    """One setting of a swept system on a data set, in its headline ``field``
+    (:mod:`context_bench.sweep_curve`): the achieved input ratio, the mean and its interval, the
+    paired difference from the baseline with its interval and p-value over ``n`` pairs, whether
+    it is ``safe`` at the run's margin, and ``flagged`` when the ratio is more than 10% from the
+    rate asked for (None: the parameter is not declared a rate, or no ratio)."""
+
+    system: str
+    parameter: str
+    value: Any
+    dataset: str
+    field: str
+    input_ratio: float | None
+    mean: float | None
+    ci: list[float] | None
+    delta: float | None
+    delta_ci: list[float] | None
+    p_value: float | None
+    n: int
+    safe: bool = False
+    flagged: bool | None = None
+
+
+@attrs.frozen
+class OperatingPoint:
+    """A swept system's safe operating point on ``dataset`` (None: on every data set together):
+    the setting with the lowest achieved input ratio whose loss is not significantly beyond the
+    margin, with its paired difference and interval."""
+
+    system: str
+    parameter: str
+    value: Any
+    dataset: str | None
+    input_ratio: float | None
+    delta: float | None
+    delta_ci: list[float] | None
+
+
+@attrs.frozen
 class Summary:
     """What a run's rows add up to; reports read it by attribute, ``to_dict`` is its JSON form."""
 
@@ -409,6 +457,10 @@ class Summary:
     metered: dict[str, Any] | None = None
     #: The groups whose own input tokens are off the meter's by more than 5% (each also warned).
     discrepancies: list[Discrepancy] = attrs.Factory(list)
+    #: A sweep's curve: each setting per data set in its headline field (docs/sweeps.md).
+    sweeps: list[SweepPoint] = attrs.Factory(list)
+    #: Each swept system's safe operating point per data set and over all (``dataset`` None).
+    operating_points: list[OperatingPoint] = attrs.Factory(list)
 
     def direction(self, field: str) -> Direction:
         """Which way ``field`` points (higher is better for a field the summary does not know)."""

@@ -64,6 +64,8 @@ class RowTask:
     record: bool = False
     #: The run's meter as the row's system sees it (:func:`context_bench.metering.current`).
     meter: MeterLink | None = None
+    #: Which of the row's ``--repeats`` this is (0: the first; each is cached apart).
+    repeat: int = 0
 
     def row(self, error: RowError | None = None) -> EvalRow:
         """The task's row before anything ran (its system's name, its place, its ``meta``), or

@@ -24,6 +24,7 @@ from .metadata import describe_system
 from .plugins import PluginHost, get_host
 from .progress import Progress
 from .records import EvalResult, EvalRow, RowError
+from .repeats import merged
 from .rowcheck import FIGURES, figure_problem
 from .rowtask import SCORED_BY, RowTask, evaluator_name
 from .run_meter import RunMeter, counted_input
@@ -83,9 +84,10 @@ def _as_list(value: Any) -> list[Any]:
 class _TaskBuilder:
     """Turns (system, data set, row) into RowTasks, with input errors named by data set and row."""
 
-    def __init__(self, wirer: Wirer, cache: RunCache | None) -> None:
+    def __init__(self, wirer: Wirer, cache: RunCache | None, repeats: int = 1) -> None:
         self.wirer = wirer
         self.cache = cache
+        self.repeats = repeats
         #: What the user should know about the rows (no evaluator for a data set, cached scores dropped).
         self.hints: list[str] = []
         self._wirings: dict[str, Wiring] = {}
@@ -163,8 +165,13 @@ class _TaskBuilder:
                     if stopped is not None and stopped(getattr(system, "name", "")):
                         break
                     task = self._task(index, self._system(system, example), name, number, example, seen)
-                    index += 1
-                    yield task
+                    for repeat in range(self.repeats):  # a row's repeats are consecutive tasks
+                        yield (
+                            task
+                            if not repeat
+                            else self._looked_up(attrs.evolve(task, index=index, repeat=repeat))
+                        )
+                        index += 1
         for dataset, (first, count) in self._unscored.items():
             self.hints.append(
                 f"no evaluator matches {count} row(s) of data set {dataset!r} (the first: id {first!r}): "
@@ -242,9 +249,14 @@ class _TaskBuilder:
             record=self.cache is not None,
             meta={"repaired": example.repaired} if type(example) is RepairedRow else None,
         )
-        if self.cache is not None:
-            path = self.cache.path(system, dataset)
-            task.cached = self.cache.lookup(path, ex_id, content_hash(example))
+        return self._looked_up(task)
+
+    def _looked_up(self, task: RowTask) -> RowTask:
+        """``task`` with what the cache holds of it (its repeat's own)."""
+        task.cached = None
+        if self.cache is not None and task.error is None:
+            path = self.cache.path(task.system, task.dataset, task.repeat)
+            task.cached = self.cache.lookup(path, task.example_id, content_hash(task.original))
             if task.cached is not None and task.cached.scores:
                 self._check_ranges(task, task.cached.scores)
         return task
@@ -367,20 +379,22 @@ def evaluate(
     )
     if cache is None and cache_dir:
         cache = RunCache(cache_dir)
-    builder = _TaskBuilder(wirer, cache)
+    repeats = config.scope.repeats
+    builder = _TaskBuilder(wirer, cache, repeats)
     scoring = second_pass.kind != "rows" or all(
         isinstance(system, (Precomputed, RowSystems)) for system in system_list
     )
     sizes = [len(rows) for _, rows in named if isinstance(rows, Sequence)]
-    total = len(system_list) * sum(sizes) if len(sizes) == len(named) else None
+    total = len(system_list) * sum(sizes) * repeats if len(sizes) == len(named) else None
     bar = Progress(total, label="scoring" if scoring else "running", enabled=config.output.progress)
     summarize = Summarizer(
         analysis.metrics,
         breakdown=analysis.breakdown,
         exclude_errors=analysis.exclude_errors,
         analysis=analysis,
+        sweep=config.sweep,
     )
-    delivery = _Delivery(summarize, config.output.stream)
+    delivery = _Delivery(summarize, config.output.stream, repeats)
     delivery.before(second_pass.scored)
     in_flight: dict[int, RowTask] = {}
     watch = FailFast(0 if scoring else config.limits.fail_fast)
@@ -407,7 +421,7 @@ def evaluate(
             row.counted_input_tokens = counted_input(counter, task.original)
         if cache is not None and row.fresh and not any(e.stage != "evaluator" for e in row.errors):
             cache.store(
-                cache.path(task.system, row.dataset),
+                cache.path(task.system, row.dataset, task.repeat),
                 row.example_id,
                 content_hash(task.original),
                 row.fresh.get("output"),
@@ -499,9 +513,14 @@ class _Delivery:
     waits is bounded by the rows in flight.  Also counts the rows some evaluator gave no score.
     """
 
-    def __init__(self, summarize: Summarizer, stream: Callable[[EvalRow], None] | None) -> None:
+    def __init__(
+        self, summarize: Summarizer, stream: Callable[[EvalRow], None] | None, repeats: int = 1
+    ) -> None:
         self.summarize = summarize
         self.stream = stream
+        #: With ``--repeats``, a row's repeats (consecutive in task order) wait here to be one row.
+        self.repeats = repeats
+        self._repeated: list[EvalRow] = []
         self.rows: list[EvalRow] = []
         self._waiting: dict[int, EvalRow] = {}
         self._next = 0
@@ -529,6 +548,11 @@ class _Delivery:
 
     def _hand_on(self, row: EvalRow) -> None:
         self._next += 1
+        if self.repeats > 1:
+            self._repeated.append(row)
+            if len(self._repeated) < self.repeats:
+                return
+            row, self._repeated = merged(self._repeated), []
         self._deliver(row)
 
     def _deliver(self, row: EvalRow) -> None:

@@ -33,7 +33,10 @@ from .records import (
     Summary,
     SystemSummary,
 )
+from .repeats import RepeatTally
 from .rowtask import FALLBACKS, SCORED_BY
+from .sweep import Sweep
+from .sweep_curve import with_curve
 
 #: Above this share of rows, an evaluator's soft failures are a warning of their own.
 FAILURE_WARNING_RATE = 0.05
@@ -158,6 +161,7 @@ class _Group:
         "failed",
         "failures",
         "judges",
+        "repeats",
         "rows",
         "tally",
         "weights",
@@ -176,6 +180,7 @@ class _Group:
         self.failed: Counter[str] = Counter()
         self.breakdown: dict[str, dict[str, _Tally]] = {}
         self.rows: list[EvalRow] | None = [] if keep_rows else None
+        self.repeats: RepeatTally | None = None
 
     def add(self, row: EvalRow, breakdown: Sequence[str]) -> None:
         self.tally.add(row)
@@ -443,11 +448,14 @@ class Summarizer:
         exclude_errors: bool = False,
         directions: Directions | None = None,
         analysis: Analysis | None = None,
+        sweep: Sweep | None = None,
     ) -> None:
         #: Which way each score field points; the runner sets it from the run's evaluators.
         self.directions = directions or Directions()
         #: The primary score, threshold, baseline and prices the figures read.
         self.analysis = analysis or Analysis()
+        #: The run's sweep: the summary draws its curve from the comparisons.
+        self.sweep = sweep or Sweep()
         #: The run's own metrics, computed from its rows (latency is a figure of every summary).
         self.metrics = list(metrics)
         self.breakdown = tuple(breakdown)
@@ -504,7 +512,7 @@ class Summarizer:
         """A summarizer of one ``--by`` part's rows: these settings, not split again."""
         analysis = attrs.evolve(self.analysis, by=())
         return Summarizer(
-            self.metrics[1:],
+            self.metrics,
             self.breakdown,
             self.failure_rate,
             exclude_errors=self.exclude_errors,
@@ -517,6 +525,9 @@ class Summarizer:
         if group is None:
             group = self.groups[key] = _Group(self._keep_rows)
         group.add(row, self.breakdown)
+        if row.repeats is not None:
+            group.repeats = group.repeats or RepeatTally()
+            group.repeats.add(row, self.analysis.threshold, self.directions)
         self.failure_counts.add(row)
         if row.errors:
             self._errors.add(row)
@@ -589,7 +600,7 @@ class Summarizer:
             metered=self.metered,
             discrepancies=figures.discrepancies,
         )
-        return self._by.attach(summary, self)
+        return with_curve(self._by.attach(summary, self), self.sweep, self.analysis.field_of)
 
     def _score_fields(self) -> dict[str, ScoreField]:
         """Every score field of the run, with its direction and what a failed row counts in it."""
@@ -701,6 +712,7 @@ class Summarizer:
             frontier=figures.frontier[(system, dataset)],
             tokens_source=figures.sources.get((system, dataset)),
             cache_hit_share=figures.cache_hit_shares.get((system, dataset)),
+            **(group.repeats.figures() if group.repeats is not None else {}),
         )
 
     @staticmethod

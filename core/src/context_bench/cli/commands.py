@@ -25,6 +25,7 @@ from .run_options import (
     add_run_options,
     check_reachable,
 )
+from .sweeps import add_sweep_options, refined, swept
 from .system_flags import add_system_flags
 from .writing import report_stream
 
@@ -58,6 +59,7 @@ def configure_run(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     )
     add_run_options(parser, host)
     add_meter_options(parser)
+    add_sweep_options(parser)
     parser.set_defaults(run_parser=parser)  # --config reads the run file's flags with it
 
 
@@ -101,6 +103,10 @@ def configure_show(parser: argparse.ArgumentParser, host: PluginHost) -> None:
 
 
 def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
+    return refined(args, host, _run) if getattr(args, "refine", 0) else _run(args, host)
+
+
+def _run(args: argparse.Namespace, host: PluginHost) -> int:
     from ..command_system import CommandSystem
     from ..datasets import load, read_file
     from ..systems import OpenAIProxy
@@ -108,9 +114,8 @@ def cmd_run(args: argparse.Namespace, host: PluginHost) -> int:
     from .run_file import resolve_run, resolved_config
 
     run = resolve_run(args)  # a --config file merged into args first: RunOptions reads the result
-    options = RunOptions.from_args(args, host)
+    settings, options = swept(run.systems, args, RunOptions.from_args(args, host))
     config = options.config
-    settings = run.systems
     files = (args.config, args.rerun, getattr(args, "prices", None))  # read too: never overwritten
     refuse_input_as_out(config.output.out, [*(entry.spec for entry in run.datasets), *filter(None, files)])
     inputs = Inputs(host, config.scope.max_examples)

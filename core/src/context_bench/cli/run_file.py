@@ -1,6 +1,6 @@
 """Run files: ``context-bench run --config run.toml`` states a whole run, and a JSON report repeats one.
 
-A run file has six parts, each optional::
+A run file has seven parts, each optional::
 
     [[systems]]   url (or command), name, model, api_key_env, system_prompt, extra_body, ...
     [[datasets]]  name or path (a file; name then names its data set), config, split, max_examples
@@ -8,6 +8,7 @@ A run file has six parts, each optional::
     [options]     any other run flag by its name with underscores: max_concurrency, judge_url, ...
     [output]      format, out
     [gates]       fail_under, fail_over, fail_if_worse, baseline, max_failure_rate
+    [[sweeps]]    name, and values or start, stop, step (docs/sweeps.md)
 
 Every setting but the systems and data sets is turned into the words of its flag and read by the
 ``run`` parser itself, so it is checked and routed (a plugin's share of the options to that plugin)
@@ -36,6 +37,7 @@ import attrs
 from ..bounds import BOUNDS
 from ..errors import UsageError
 from .argv import plugin_flags, with_default_command
+from .sweeps import sweep_words
 from .system_flags import (
     DEST,
     SystemSettings,
@@ -47,7 +49,7 @@ from .system_flags import (
 )
 
 #: The parts of a run file.
-SECTIONS = ("systems", "datasets", "evaluators", "options", "output", "gates")
+SECTIONS = ("systems", "datasets", "evaluators", "options", "output", "gates", "sweeps")
 #: The keys of ``[[datasets]]``.
 DATASET_KEYS = ("name", "path", "config", "split", "max_examples")
 #: ``[evaluators]`` and ``[output]``: a key and the flag destination it stands for.
@@ -242,6 +244,8 @@ def _settings(data: Mapping[str, Any], path: str, parser: argparse.ArgumentParse
         if isinstance(value, dict) and key in ("fail_under", "fail_over", "fail_if_worse"):  # {f1 = 0.7}
             value = [f"{field}={bound}" for field, bound in value.items()]
         found.update(_read(parser, actions, key, value, f"gates.{key}", path))
+    if "sweeps" in data:
+        found.update(_read(parser, actions, "sweep", sweep_words(data["sweeps"], path), "sweeps", path))
     taken = {*EVALUATOR_KEYS.values(), *OUTPUT_KEYS.values(), *GATE_KEYS}
     for key, value in table("options").items():
         dest = key.replace("-", "_")

@@ -21,7 +21,7 @@ from typing import Any, TextIO
 
 from ..direction import Directions
 from ..records import EvalResult
-from . import View, by_sections, figure_sections, sections, summary_of, svg
+from . import View, by_sections, figure_sections, sections, summary_of, svg, sweep_sections
 from .html_rows import PAGE, RowEncoder
 from .sections import Section, printable
 from .verdict import verdicts
@@ -92,7 +92,8 @@ def write(
     ``detail`` (``--detail``) shows every score field in the Scores tables (:func:`sections.build`)."""
     summary = summary_of(result)
     data = summary.to_dict()
-    said = "".join(f"<li>{escape(printable(str(v)))}</li>" for v in verdicts(summary))
+    heads = [*map(str, verdicts(summary)), *sweep_sections.operating_lines(summary)]
+    said = "".join(f"<li>{escape(printable(head))}</li>" for head in heads)
     # the answer first: the verdict and the key figures, then what they rest on
     body = [
         "<h1>context-bench report</h1>",
@@ -106,7 +107,13 @@ def write(
     body.append(_charts(data, result.systems))
     # the figures' other tables (scores, intervals, comparisons, savings, judges), as in the table
     # and Markdown reports
-    tables = [*sections.build(summary, detail), *by_sections.build(summary), *figure_sections.build(summary)]
+    tables = [
+        *sweep_sections.curves(summary),
+        *sweep_sections.repeats(summary),
+        *sections.build(summary, detail),
+        *by_sections.build(summary),
+        *figure_sections.build(summary),
+    ]
     body += [_section(section) for section in tables]
     audit = _audit_ids(data)
     body.append(_audit(audit))
@@ -163,6 +170,7 @@ def _charts(data: Mapping[str, Any], order: Sequence[str]) -> str:
             said = f"{chosen} (lower is better)" if lower else chosen
             for label, cost in (("tokens per row", _tokens), ("dollars", _dollars)):
                 charts.append(_cost_chart(f"{name}: {said} against {label}", members, systems, chosen, cost))
+        charts.append(_sweep_chart(data, dataset, members))
         charts.append(svg.intervals(f"{name}: means with 95% intervals", _intervals(members), systems))
         charts.append(svg.latency(f"{name}: latency per system", _spreads(members), systems))
     charts = [c for c in charts if c]
@@ -211,6 +219,29 @@ def _cost_chart(
         place = group.get("frontier") or {}
         points.append(svg.Point(printable(str(group["system"])), x, y, place.get("dominated")))
     return svg.frontier(title, points, [printable(s) for s in systems], label, field)
+
+
+def _sweep_chart(data: Mapping[str, Any], dataset: str, members: Sequence[Mapping[str, Any]]) -> str:
+    """The data set's sweep curve (``summary.sweeps``): the settings whose input ratio is known."""
+    points = [
+        p
+        for p in data.get("sweeps") or []
+        if p["dataset"] == dataset and p["input_ratio"] is not None and p["mean"] is not None
+    ]
+    if not points:
+        return ""
+    lines: dict[str, list[svg.Setting]] = {}
+    for p in points:
+        low, high = p["ci"] or (None, None)
+        label = f"{p['parameter']}={p['value']}"
+        own = lines.setdefault(printable(str(p["system"])), [])
+        own.append(svg.Setting(label, p["input_ratio"], p["mean"], low, high))
+    field = points[0]["field"]
+    base = next((g for g in members if g["system"] == data.get("baseline")), None)
+    mean = (base or {}).get("scores", {}).get(field)
+    baseline = (printable(str(base["system"])), mean) if base and mean is not None else None
+    title = f"{printable(str(dataset))}: {field} against achieved input ratio"
+    return svg.curve(title, lines, baseline, list(lines), field)
 
 
 def _intervals(members: Sequence[Mapping[str, Any]]) -> list[svg.Interval]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..records import EvalResult
-from . import View, by_sections, figure_sections, sections, summary_of
+from . import View, by_sections, figure_sections, sections, summary_of, sweep_sections
 from .sections import Section, printable
 from .verdict import verdicts
 
@@ -15,9 +15,14 @@ def render(result: EvalResult, view: View | None = None) -> str:
     said = verdicts(summary)
     if said:
         parts.append("\n".join(f"- {_inline(str(v))}" for v in said))
+    said = sweep_sections.operating_lines(summary)
+    if said:
+        parts.append("\n".join(f"- {_inline(line)}" for line in said))
     parts.append(sections.overview(result, summary))
     wholes = [
         *figure_sections.key_figures(summary),
+        *sweep_sections.curves(summary),
+        *sweep_sections.repeats(summary),
         *sections.build(summary, detail=view is not None and view.detail),
         *by_sections.build(summary),
         *figure_sections.build(summary),

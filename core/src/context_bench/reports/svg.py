@@ -59,6 +59,18 @@ class Spread:
     p99: float | None
 
 
+@attrs.frozen
+class Setting:
+    """One setting of a swept system on a data set: ``x`` its achieved input ratio, ``y`` its mean
+    with its 95% interval (``low``/``high`` None when it has none)."""
+
+    label: str
+    x: float
+    y: float
+    low: float | None = None
+    high: float | None = None
+
+
 def colour(systems: Sequence[str], system: str) -> str:
     return PALETTE[systems.index(system) % len(PALETTE)] if system in systems else PALETTE[-1]
 
@@ -97,6 +109,53 @@ def frontier(title: str, points: Sequence[Point], systems: Sequence[str], x_labe
         parts.append(
             _label(x - 7 if right else x + 7, y - 7, escape(p.system), anchor="end" if right else "start")
         )
+    return _close(parts)
+
+
+def curve(
+    title: str,
+    lines: dict[str, list[Setting]],
+    baseline: tuple[str, float] | None,
+    systems: Sequence[str],
+    y_label: str,
+) -> str:
+    """A sweep: each swept system's mean (up) against its achieved input ratio (right), its
+    settings joined by a line in order of the ratio, their intervals a band around it, and the
+    baseline's mean a dashed reference line."""
+    lines = {system: sorted(own, key=lambda s: s.x) for system, own in lines.items() if own}
+    if not lines:
+        return ""
+    found = [s for own in lines.values() for s in own]
+    ys = [v for s in found for v in (s.y, s.low, s.high) if v is not None]
+    height = 260
+    plot = _Plot(_span([s.x for s in found]), _span([*ys, *([baseline[1]] if baseline else [])]), height)
+    parts = [_frame(title, height), *plot.axes("achieved input ratio", y_label)]
+    if baseline is not None:
+        y = plot.y(baseline[1])
+        parts.append(
+            f'<line class="baseline" x1="{plot.left}" x2="{WIDTH - _RIGHT}" y1="{y:.1f}" y2="{y:.1f}" '
+            f'stroke="#444" stroke-dasharray="6 4"><title>{escape(baseline[0])}: {figure(baseline[1])}'
+            "</title></line>"
+        )
+    for system, own in lines.items():
+        stroke = colour(systems, system)
+        banded = [s for s in own if s.low is not None and s.high is not None]
+        if len(banded) > 1:
+            edge = [(plot.x(s.x), plot.y(s.high)) for s in banded]  # type: ignore[arg-type]
+            edge += [(plot.x(s.x), plot.y(s.low)) for s in reversed(banded)]  # type: ignore[arg-type]
+            corners = " ".join(f"{x:.1f},{y:.1f}" for x, y in edge)
+            parts.append(f'<polygon class="band" points="{corners}" fill="{stroke}" fill-opacity="0.15"/>')
+        line = " ".join(f"{plot.x(s.x):.1f},{plot.y(s.y):.1f}" for s in own)
+        parts.append(
+            f'<polyline class="curve" points="{line}" fill="none" stroke="{stroke}" stroke-width="2"/>'
+        )
+        for s in own:
+            shown = f"{figure(s.y)} [{figure(s.low)}, {figure(s.high)}], input ratio {figure(s.x)}"
+            x, y = plot.x(s.x), plot.y(s.y)
+            parts.append(
+                f'<circle class="setting" cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{stroke}">'
+                f"<title>{escape(system)} {escape(s.label)}: {shown}</title></circle>"
+            )
     return _close(parts)
 
 

@@ -13,7 +13,7 @@ import shutil
 import textwrap
 
 from ..records import ErrorMessage, EvalResult
-from . import View, by_sections, figure_sections, sections, summary_of
+from . import View, by_sections, figure_sections, sections, summary_of, sweep_sections
 from .sections import MAX_WIDTH, Section, printable, width_of
 from .verdict import verdicts
 
@@ -44,6 +44,7 @@ def render(result: EvalResult, view: View) -> str:
         return f"{printable(sections.overview(result, summary))}\n"
     width = max(MIN_WIDTH, view.width)
     parts = ["\n".join(line for v in verdicts(summary) for line in v.wrapped(width))]
+    parts.append("\n".join(_wrapped(line, width) for line in sweep_sections.operating_lines(summary)))
     if view.detail:
         wholes = [
             *figure_sections.key_figures(summary),
@@ -54,6 +55,7 @@ def render(result: EvalResult, view: View) -> str:
     else:  # --by's tables were asked for by name: on the one screen too
         wholes = [compact(section) for section in figure_sections.key_figures(summary)]
         wholes += by_sections.build(summary)
+    wholes += [*sweep_sections.curves(summary), *sweep_sections.repeats(summary)]
     parts += [_table(figure_sections.readable(whole, width), width) for whole in wholes]
     notes = [f"warning: {_line(note)}" for note in sections.warnings(summary)]
     # one screen: each warning on one line (--detail: whole), each error message whole (the
