@@ -136,33 +136,31 @@ def test_output_past_the_bound_is_the_rows_error_and_ends_the_program(capsys, tm
 
 def test_one_rows_end_kills_its_own_tree_and_not_another_rows(capsys, tmp_path, pids):
     """Rows run at once in threads: "fast" ends (its child killed) while "slow" still runs, and
-    "slow" sees its own child alive after that."""
-    body = (
-        _spawn(pids, stdout="subprocess.DEVNULL")
-        + (
-            "prompt = sys.stdin.read()\n"
-            "if 'first' in prompt:\n"
-            "    time.sleep(0.3); print('first')\n"  # a row that waits: the next rows run in threads
-            "elif 'fast' in prompt:\n"
-            f"    open(os.path.join({str(tmp_path)!r}, 'fast'), 'w').write(str(child.pid)); print('fast')\n"
-            "else:\n"
-            "    marker = os.path.join(" + repr(str(tmp_path)) + ", 'fast')\n"
-            "    for _ in range(600):\n"
-            "        if os.path.exists(marker) and open(marker).read():\n"
-            "            if not os.path.exists('/proc/' + open(marker).read()):\n"
-            "                break\n"
-            "        time.sleep(0.05)\n"
-            "    else:\n"
-            "        print('the fast row never ended'); sys.exit(0)\n"
-            "    print('kept' if os.path.exists(f'/proc/{child.pid}') else 'lost')\n"
-        )
+    "slow" sees its own child alive after that.  "first" and "second" wait, the two waiting rows
+    in a row on which the executor starts its other workers, so "slow" and "fast" run at once."""
+    body = _spawn(pids, stdout="subprocess.DEVNULL") + (
+        "prompt = sys.stdin.read()\n"
+        "if 'first' in prompt or 'second' in prompt:\n"
+        "    time.sleep(0.3); print('first' if 'first' in prompt else 'second')\n"
+        "elif 'fast' in prompt:\n"
+        f"    open(os.path.join({str(tmp_path)!r}, 'fast'), 'w').write(str(child.pid)); print('fast')\n"
+        "else:\n"
+        "    marker = os.path.join(" + repr(str(tmp_path)) + ", 'fast')\n"
+        "    for _ in range(600):\n"
+        "        if os.path.exists(marker) and open(marker).read():\n"
+        "            if not os.path.exists('/proc/' + open(marker).read()):\n"
+        "                break\n"
+        "        time.sleep(0.05)\n"
+        "    else:\n"
+        "        print('the fast row never ended'); sys.exit(0)\n"
+        "    print('kept' if os.path.exists(f'/proc/{child.pid}') else 'lost')\n"
     )
     code, rows, err = _run(
-        capsys, tmp_path, "--command", _program(tmp_path, body), rows=("first", "slow", "fast")
+        capsys, tmp_path, "--command", _program(tmp_path, body), rows=("first", "second", "slow", "fast")
     )
     assert code == 0, err
-    assert [row["response"] for row in rows] == ["first", "kept", "fast"]
-    assert len(_recorded(pids)) == 3 and not any(_alive(pid) for pid in _recorded(pids))
+    assert [row["response"] for row in rows] == ["first", "second", "kept", "fast"]
+    assert len(_recorded(pids)) == 4 and not any(_alive(pid) for pid in _recorded(pids))
 
 
 def test_the_tree_does_not_outlive_a_killed_context_bench(tmp_path, pids):
