@@ -169,8 +169,9 @@ def test_the_page_is_one_offline_file_with_every_chart(page):
     text = page.read_text(encoding="utf-8")
     assert not re.search(r"https?://", text, re.I) and " src=" not in text.replace("img src=x", "")
     assert text.count("<script") == 2 and text.count("</script>") == 2  # the data and the page's own
-    assert text.count("<svg") == 4  # quality against tokens and dollars, intervals, latency
-    for title in ("Charts", "Loss audit, row by row", "Rows", "Run"):
+    assert text.count("<svg") == 5  # the overview; per data set quality against tokens and dollars,
+    # intervals, latency
+    for title in ("Overview", "Charts per data set", "Loss audit, row by row", "Rows", "Run"):
         assert f"<h2>{title}" in text
     assert 'class="frontier"' in text and 'class="ci"' in text and 'class="box"' in text
 
@@ -286,7 +287,7 @@ needs_chromium = pytest.mark.skipif(browser.missing() is not None, reason=browse
 def test_chromium_renders_the_charts_and_the_table_without_a_script_error(page):
     dom, errors = browser.dump_dom(page)
     assert errors == []
-    assert dom.count("<svg") == 4 and 'id="cb-table"' in dom and 'id="cb-static"' not in dom
+    assert dom.count("<svg") == 5 and 'id="cb-table"' in dom and 'id="cb-static"' not in dom
     assert len(re.findall(r"<tr data-index=", dom)) == PAGE
     assert 'data-ready="1"' in dom
     assert "pwned" not in dom.split("</h1>", 1)[0]
@@ -389,8 +390,9 @@ def test_a_row_without_script_text_still_reads_as_a_plain_table(tmp_path):
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize(("width", "height"), [(1400, 900), (400, 800)])
 def test_the_page_leads_with_the_verdict_on_a_desk_and_a_phone(tmp_path, capsys, width, height):
-    """The bundled sample (8 data sets, 24 charts): its verdict is in the first screen at 1400 and
-    at 400 pixels, the key figures before the charts, and no script error."""
+    """The bundled sample (8 data sets): at 1400 and at 400 pixels its verdict is in the first
+    screen, then the key figures, one overview chart with a panel per data set on one row, the data
+    sets' own charts closed until clicked, then the rows and the loss audit; no script error."""
     from context_bench.cli import main
 
     page = tmp_path / "sample.html"
@@ -403,11 +405,32 @@ def test_the_page_leads_with_the_verdict_on_a_desk_and_a_phone(tmp_path, capsys,
             " return [li.textContent, r.top, r.bottom, window.innerHeight]; })()"
         )
         order = driver.run(
-            "[...document.querySelectorAll('h2')].map(h => h.textContent.split(' ')[0])"
-            ".filter(t => ['Key', 'Charts'].includes(t))"
+            "[...document.querySelectorAll('h2')].map(h => h.textContent)"
+            ".filter(t => /^(Key|Overview|Charts|Rows|Loss)/.test(t)).map(t => t.split(' ')[0])"
+        )
+        datasets = driver.run("JSON.parse(document.getElementById('cb-data').textContent).datasets")
+        panels = driver.run(
+            "[...document.querySelectorAll('svg.chart')].filter(s => s.querySelector('g.panel'))"
+            ".map(s => [...s.querySelectorAll('g.panel')].map(g => ["
+            "g.getBoundingClientRect().top, g.querySelector('text.dataset').textContent]))"
+        )
+        sections = driver.run(
+            "[...document.querySelectorAll('details.dataset')].map(d => [d.querySelector('summary')"
+            ".textContent, d.open, d.querySelector('svg').checkVisibility()])"
+        )
+        driver.run("document.querySelector('details.dataset summary').click()")
+        opened = driver.run(
+            "(() => { const d = document.querySelector('details.dataset');"
+            " return [d.open, d.querySelector('svg').checkVisibility()]; })()"
         )
         assert driver.errors == []
     text, top, bottom, screen = first
     assert text.startswith("compressed vs baseline on ") and "input tokens" in text
     assert 0 <= top < bottom <= screen
-    assert order == ["Key", "Charts"]
+    assert order == ["Key", "Overview", "Charts", "Rows", "Loss"]
+    assert len(datasets) == 8 and len(panels) == 1  # one overview chart
+    assert (
+        sorted(name for _, name in panels[0]) == sorted(datasets) and len({at for at, _ in panels[0]}) == 1
+    )  # one row
+    assert sorted(sections) == [[name, False, False] for name in sorted(datasets)]
+    assert opened == [True, True]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -287,3 +288,29 @@ def test_a_plugin_whose_evaluator_gets_no_row_starts_nothing(cli, tmp_path, monk
     said = pool.missing_layers(pool.SandboxPool(1).layers)
     assert code == 0 and started
     assert [w for w in json.loads(out)["summary"]["warnings"] if "sandbox" in w] == ([said] if said else [])
+
+
+@pytest.mark.parametrize("output", ["table", "json"])
+def test_a_run_with_code_rows_says_the_sandbox_warning_once_after_the_progress_line(cli, monkeypatch, output):
+    """The sample's humaneval rows start cbench-code's sandbox; where its layers are off, the
+    plugin's Python warning and the summary's warning are the same text, said once per run: in the
+    table's warnings, or on standard error for a format that does not show them (the JSON report
+    holds it as data), after the run; an API user starting the sandbox still gets the Python warning."""
+    pool = pytest.importorskip("cbench_code.pool")
+    monkeypatch.setattr(pool, "_warned", set())  # as in a fresh process: the plugin warns again
+    with warnings.catch_warnings(record=True) as caught:  # outside the CLI, the Python warning stays
+        warnings.simplefilter("always")
+        said = pool.missing_layers(pool.SandboxPool(1).layers)
+    assert [str(w.message) for w in caught if w.category is pool.SandboxWarning] == ([said] if said else [])
+    monkeypatch.setattr(pool, "_warned", set())
+    code, out, err = cli("score", "--output", output)
+    assert code == 0, err
+    head = "cbench-code: sandbox layers unavailable"
+    expected = 1 if said else 0
+    if output == "json":
+        assert json.loads(out)["summary"]["warnings"].count(said) == expected
+        assert err.count(head) == expected
+    else:
+        assert (out + err).count(head) == expected
+    if said and output == "json":  # with the report's own warnings, after the run
+        assert f"context-bench: warning: {head}" in err and err.index(head) > err.index("evaluators:")

@@ -15,6 +15,7 @@ from ..gates import INTERRUPTED, USAGE
 from ..plugins import PluginHost, PluginWarning, set_host
 from ..specs import resolve
 from .argv import plugin_flags, with_default_command
+from .writing import SAID
 
 
 class _Parser(argparse.ArgumentParser):
@@ -54,22 +55,38 @@ def build_parser(host: PluginHost) -> argparse.ArgumentParser:
     return parser
 
 
-def _one_line(message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
-    """A warning on one line at the terminal's width (a plugin's environment warning is whole in
-    ``context-bench plugins`` and the report's warnings), but a plugin's failure whole: its reason."""
-    from ..plugins import PluginWarning
-    from ..reports.table import fitted
+class _Warnings:
+    """The warnings a command raises: a plugin's failure at once and whole (its reason); any other
+    (a plugin's environment warning, say) held until the command ends, after the progress line, on
+    one line at the terminal's width, and not at all when the report said it already (cbench-code's
+    sandbox warning is in the summary's warnings too; ``context-bench plugins`` shows it whole)."""
 
-    print(str(message) if issubclass(category, PluginWarning) else fitted(str(message)), file=sys.stderr)
+    def __init__(self) -> None:
+        self.held: list[str] = []
+
+    def show(self, message: Any, category: Any, *args: Any, **kwargs: Any) -> None:
+        if issubclass(category, PluginWarning):
+            print(str(message), file=sys.stderr)
+        elif str(message) not in self.held:
+            self.held.append(str(message))
+
+    def say(self, said: set[str]) -> None:
+        from ..reports.table import fitted
+
+        for message in self.held:
+            if message not in said:
+                print(fitted(message), file=sys.stderr)
 
 
 def main(argv: Sequence[str] | None = None, *, host: PluginHost | None = None) -> int:
     """``context-bench ARGV``; the exit status.  ``host`` replaces the installed plugins (a plugin's
     tests run its command with ``main([...], host=isolated_host(plugin))``, installed or not)."""
     given = list(sys.argv[1:] if argv is None else argv)
+    raised, said = _Warnings(), set[str]()
+    reported = SAID.set(said)
     with warnings.catch_warnings():  # plugin warnings as plain lines, for this command only
         warnings.simplefilter("default", PluginWarning)
-        warnings.showwarning = _one_line
+        warnings.showwarning = raised.show
         try:
             return _command(given, host or _host_for(given))
         except BrokenPipeError:  # `context-bench plugins | head`: the reader left, nothing is wrong
@@ -91,6 +108,9 @@ def main(argv: Sequence[str] | None = None, *, host: PluginHost | None = None) -
                 file=sys.stderr,
             )
             return INTERRUPTED
+        finally:
+            raised.say(said)
+            SAID.reset(reported)
 
 
 def _without_prefix(message: str) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
@@ -14,6 +15,11 @@ if TYPE_CHECKING:
     from ..records import EvalResult
     from ..reports import RowStream
     from ..specs import FormatSpec
+
+
+#: The summary's warnings the running command's report said (in the report or on standard error),
+#: which :func:`~context_bench.cli.app.main` then does not say again as Python warnings.
+SAID: ContextVar[set[str]] = ContextVar("SAID")
 
 
 def check_out(out: str, output: str) -> None:
@@ -43,6 +49,7 @@ def write_report(result: EvalResult, output: Output, written: RowStream | None =
     spec = get_host().find_format(output.format)
     replaced = (written or Whole(spec, output)).finish(result)
     warnings = list(result.summary.warnings) if result.summary else []
+    SAID.get(set()).update(warnings)
     if output.out or not spec.shows_warnings:  # on a terminal, the table and Markdown show them
         for warning in warnings:
             print(f"context-bench: warning: {printable(repair_text(warning))}", file=sys.stderr)

@@ -1,13 +1,16 @@
 """The HTML report: one self-contained page that works offline from disk (inline style, charts
 drawn as inline SVG, one inline script, no external asset).
 
-The summary's tables are HTML; the charts (quality against tokens and dollars with the frontier,
-each mean with its interval, latency per system) are drawn here from the summary's figures; the
-rows travel as JSON (:mod:`.html_rows`) that the script pages, sorts and filters, with the loss
-audit beside them: inside the page, or, for a big run (:func:`write` with ``rows_file``), in a
-file beside it that the script reads.  The first page of rows is also plain HTML, so the report reads without
-script too.  Every text is escaped, so a row id like ``<script>`` shows as text.  Blocks of the
-summary a run did not produce (no prices, no baseline, no judge) are left out.
+The answer first: the verdict, the key figures, the warnings, then one overview chart (every data
+set's headline against input tokens, small multiples on one row), then each data set's own charts
+(quality against tokens and dollars with the frontier, each mean with its interval, latency per
+system) closed until clicked, drawn here from the summary's figures, then the summary's other
+tables as HTML; the rows travel as JSON (:mod:`.html_rows`) that the script pages, sorts and
+filters, with the loss audit after them: inside the page, or, for a big run (:func:`write` with
+``rows_file``), in a file beside it that the script reads.  The first page of rows is also plain
+HTML, so the report reads without script too.  Every text is escaped, so a row id like
+``<script>`` shows as text.  Blocks of the summary a run did not produce (no prices, no baseline,
+no judge) are left out.
 """
 
 from __future__ import annotations
@@ -42,6 +45,7 @@ th.num, td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.error { color: #a00; }
 .scroll { overflow-x: auto; }
 details > summary { cursor: pointer; }
+details.dataset { margin: 0.4rem 0; } details.dataset > summary { font-weight: 600; }
 pre { white-space: pre-wrap; margin: 0.25rem 0; overflow-wrap: anywhere; }
 .charts { display: flex; flex-wrap: wrap; gap: 1rem; }
 .chart { border: 1px solid #ddd; background: #fff; }
@@ -116,8 +120,8 @@ def write(
     ]
     body += [_section(section) for section in tables]
     audit = _audit_ids(data)
-    body.append(_audit(audit))
     body.append(_rows(encoder, rows_file))
+    body.append(_audit(audit))
     run = sections.run_lines(result.metadata)
     if run:
         items = "".join(f"<li>{escape(label)}: {escape(text)}</li>" for label, text in run)
@@ -152,7 +156,39 @@ def headline_field(data: Mapping[str, Any], fields: Sequence[str]) -> str | None
     return chosen if chosen in fields else (fields[0] if fields else None)
 
 
+def _legend(systems: Sequence[str]) -> str:
+    return "".join(
+        f'<span><i style="background:{svg.colour(systems, s)}"></i>{escape(printable(s))}</span>'
+        for s in systems
+    )
+
+
+def _overview(
+    data: Mapping[str, Any], by_dataset: Mapping[str, Sequence[Mapping[str, Any]]], systems: Sequence[str]
+) -> str:
+    """One chart for the whole run: every data set's headline against input tokens, side by side."""
+    panels = []
+    for dataset, members in by_dataset.items():
+        chosen = headline_field(data, list(dict.fromkeys(f for g in members for f in g.get("scores") or {})))
+        if chosen is None:
+            continue
+        points = [
+            svg.Point(printable(str(g["system"])), x, y)
+            for g in members
+            if (x := (g.get("tokens") or {}).get("input_mean")) is not None
+            and (y := (g.get("scores") or {}).get(chosen)) is not None
+        ]
+        panels.append(svg.Panel(printable(str(dataset)), chosen, points))
+    chart = svg.overview(
+        "quality against input tokens, per data set", panels, systems, "input tokens per row"
+    )
+    if not chart:
+        return ""
+    return f'<h2>Overview</h2>\n<p class="legend">{_legend(systems)}</p>\n<div class="scroll">{chart}</div>'
+
+
 def _charts(data: Mapping[str, Any], order: Sequence[str]) -> str:
+    """The overview, then each data set's own charts in a section closed until clicked."""
     groups = data.get("groups") or []
     if not groups:
         return ""
@@ -160,9 +196,11 @@ def _charts(data: Mapping[str, Any], order: Sequence[str]) -> str:
     by_dataset: dict[str, list[Mapping[str, Any]]] = {}
     for group in groups:
         by_dataset.setdefault(group["dataset"], []).append(group)
-    charts = []
+    shown = [printable(s) for s in systems]
+    sets = []
     for dataset, members in by_dataset.items():
         name = printable(str(dataset))
+        charts = []
         own = list(dict.fromkeys(f for g in members for f in g.get("scores") or {}))
         chosen = headline_field(data, own)
         if chosen is not None:
@@ -173,19 +211,19 @@ def _charts(data: Mapping[str, Any], order: Sequence[str]) -> str:
         charts.append(_sweep_chart(data, dataset, members))
         charts.append(svg.intervals(f"{name}: means with 95% intervals", _intervals(members), systems))
         charts.append(svg.latency(f"{name}: latency per system", _spreads(members), systems))
-    charts = [c for c in charts if c]
-    if not charts:
-        return ""
-    legend = "".join(
-        f'<span><i style="background:{svg.colour(systems, s)}"></i>{escape(printable(s))}</span>'
-        for s in systems
-    )
-    return (
-        '<h2>Charts</h2>\n<p class="legend">'
-        + legend
-        + "<span>hollow: dominated (another system scores as well for less)</span></p>\n"
-        '<div class="charts">' + "\n".join(charts) + "</div>"
-    )
+        charts = [c for c in charts if c]
+        if charts:
+            sets.append(
+                f'<details class="dataset"><summary>{escape(name)}</summary>\n'
+                f'<div class="charts">{"".join(charts)}</div></details>'
+            )
+    parts = [_overview(data, by_dataset, shown)]
+    if sets:
+        parts.append(
+            f'<h2>Charts per data set</h2>\n<p class="legend">{_legend(systems)}'
+            "<span>hollow: dominated (another system scores as well for less)</span></p>\n" + "\n".join(sets)
+        )
+    return "\n".join(p for p in parts if p)
 
 
 def _tokens(group: Mapping[str, Any]) -> tuple[float | None, str]:

@@ -23,6 +23,10 @@ WIDTH = 480
 _LEFT, _RIGHT, _TOP, _BOTTOM = 64, 16, 30, 44
 #: Height of one row of the interval and latency charts.
 ROW = 22
+#: Width and height of one data set's panel in the overview's small multiples.
+PANEL = 200
+#: Height of the overview's title above its panels.
+_TITLE = 12
 
 
 @attrs.frozen
@@ -34,6 +38,15 @@ class Point:
     x: float
     y: float
     dominated: bool | None = None
+
+
+@attrs.frozen
+class Panel:
+    """One data set in the overview: each system's ``Point`` on its headline ``field``."""
+
+    dataset: str
+    field: str
+    points: Sequence[Point]
 
 
 @attrs.frozen
@@ -159,6 +172,33 @@ def curve(
     return _close(parts)
 
 
+def overview(title: str, panels: Sequence[Panel], systems: Sequence[str], x_label: str) -> str:
+    """Small multiples on one row: per data set, its headline score (up) against ``x_label``
+    (right), one dot per system, each panel on its own scales (the data sets' scores differ)."""
+    panels = [p for p in panels if p.points]
+    if not panels:
+        return ""
+    width = PANEL * len(panels)
+    parts = [_frame(title, PANEL + _TITLE, width)]
+    for n, panel in enumerate(panels):
+        plot = _Plot(
+            _span([p.x for p in panel.points]), _span([p.y for p in panel.points]), PANEL, width=PANEL
+        )
+        parts.append(f'<g class="panel" transform="translate({PANEL * n} {_TITLE})">')
+        parts += plot.axes(x_label, panel.field)
+        name = escape(panel.dataset)
+        bold = 'font-size="11" font-weight="600"'
+        parts.append(f'<text class="dataset" x="{plot.left}" y="{_TOP - 4}" {bold}>{name}</text>')
+        for p in panel.points:
+            parts.append(
+                f'<circle class="point" cx="{plot.x(p.x):.1f}" cy="{plot.y(p.y):.1f}" r="4" '
+                f'fill="{colour(systems, p.system)}"><title>{escape(panel.dataset)}, {escape(p.system)}: '
+                f"{escape(panel.field)} {figure(p.y)}, {escape(x_label)} {figure(p.x)}</title></circle>"
+            )
+        parts.append("</g>")
+    return _close(parts)
+
+
 def intervals(title: str, items: Sequence[Interval], systems: Sequence[str]) -> str:
     """Each mean as a dot with its 95% interval as a bar, one line per (system, field)."""
     if not items:
@@ -232,23 +272,24 @@ class _Plot:
     ys: tuple[float, float]
     height: int
     left: int = _LEFT
+    width: int = WIDTH
 
     def x(self, value: float) -> float:
-        return self.left + _fraction(value, *self.xs) * (WIDTH - self.left - _RIGHT)
+        return self.left + _fraction(value, *self.xs) * (self.width - self.left - _RIGHT)
 
     def y(self, value: float) -> float:
         return self.height - _BOTTOM - _fraction(value, *self.ys) * (self.height - _TOP - _BOTTOM)
 
     def x_axis(self, label: str) -> list[str]:
         base = self.height - _BOTTOM
-        parts = [f'<line x1="{self.left}" x2="{WIDTH - _RIGHT}" y1="{base}" y2="{base}" stroke="#444"/>']
+        parts = [f'<line x1="{self.left}" x2="{self.width - _RIGHT}" y1="{base}" y2="{base}" stroke="#444"/>']
         for tick in _ticks(*self.xs):
             x = self.x(tick)
             parts.append(f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{_TOP}" y2="{base}" stroke="#eee"/>')
             parts.append(
                 f'<text x="{x:.1f}" y="{base + 14}" font-size="10" text-anchor="middle">{_tick(tick)}</text>'
             )
-        mid = (self.left + WIDTH - _RIGHT) / 2
+        mid = (self.left + self.width - _RIGHT) / 2
         parts.append(_label(mid, self.height - 8, escape(label), anchor="middle"))
         return parts
 
@@ -272,9 +313,9 @@ def _label(x: float, y: float, markup: str, size: int = 11, anchor: str = "start
     return f'<text x="{x:.1f}" y="{y:.1f}" font-size="{size}" text-anchor="{anchor}">{markup}</text>'
 
 
-def _frame(title: str, height: int) -> str:
+def _frame(title: str, height: int, width: int = WIDTH) -> str:
     return (
-        f'<svg class="chart" role="img" width="{WIDTH}" height="{height}" viewBox="0 0 {WIDTH} {height}" '
+        f'<svg class="chart" role="img" width="{width}" height="{height}" viewBox="0 0 {width} {height}" '
         f'font-family="system-ui, sans-serif"><title>{escape(title)}</title>'
         f'<text x="8" y="16" font-size="12" font-weight="600">{escape(title)}</text>'
     )
