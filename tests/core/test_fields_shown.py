@@ -68,6 +68,21 @@ def test_markdown_shows_the_fields_by_fields_alone_with_detail_or_evaluator(cben
     assert _table(out, "Scores: squad") == SQUAD  # nothing by name: its fields by fields stay
 
 
+@pytest.mark.parametrize("detail", [False, True])
+def test_the_interval_table_leaves_out_the_same_fields(cbench, rows, detail):
+    """The 95% intervals follow the Scores tables: contract-nli's AnswerQuality fields only with
+    --detail (squad's one row has no interval, so "-")."""
+    code, out, err = cbench("score", rows, "--output", "markdown", *(["--detail"] * detail))
+    assert code == 0, err
+    shown = [f"| contract-nli | {field} | \\[0.09, 0.91\\] |" for field in ["nli_accuracy", *AQ * detail]]
+    assert _table(out, "95% intervals of the means") == [
+        "| dataset | score | responses |",
+        "| --- | --- | ---: |",
+        *shown,
+        *(f"| squad | {field} | - |" for field in AQ),
+    ]
+
+
 def test_json_keeps_every_field_and_show_reads_back_which_were_left_out(cli, cbench, rows, workdir):
     code, out, err = cbench("score", rows, "--output", "json", "--out", "report.json")
     assert code == 0, err

@@ -19,9 +19,11 @@ from .verdict import primary
 AUDIT_IDS = 3
 
 
-def build(summary: Summary) -> list[Section]:
-    """The intervals, comparisons, loss audit and judges (the key figures lead the report apart)."""
-    return [*_intervals(summary), *_comparisons(summary), *_audit(summary), *_judges(summary)]
+def build(summary: Summary, detail: bool = False) -> list[Section]:
+    """The intervals, comparisons, loss audit and judges (the key figures lead the report apart);
+    the intervals leave out the fields a data set got by its rows' fields alone unless ``detail``,
+    as the Scores tables do."""
+    return [*_intervals(summary, detail), *_comparisons(summary), *_audit(summary), *_judges(summary)]
 
 
 def readable(section: Section, width: int = MAX_WIDTH) -> Section:
@@ -113,14 +115,15 @@ def _passing(summary: Summary, fields: list[str], threshold: float) -> str:
     return f"score {HIGHER.sign} {threshold:g}, {LOWER.sign} for a {LOWER.label('score')}"
 
 
-def _intervals(summary: Summary) -> list[Section]:
+def _intervals(summary: Summary, detail: bool) -> list[Section]:
     """Every mean's 95% interval, one column per system (the means are in the Scores tables)."""
     systems = list(dict.fromkeys(g.system for g in summary.groups))
     by_key: dict[tuple[str, str], GroupSummary] = {(g.system, g.dataset): g for g in summary.groups}
     rows = []
     for dataset in dict.fromkeys(g.dataset for g in summary.groups):
         fields = dict.fromkeys(f for s in systems for f in (by_key.get((s, dataset)) or _NONE).scores)
-        for field in fields:
+        hidden = () if detail else summary.by_fields.get(str(dataset), ())
+        for field in (f for f in fields if f not in hidden):
             cells = []
             for system in systems:
                 group = by_key.get((system, dataset))

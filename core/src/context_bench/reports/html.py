@@ -116,7 +116,7 @@ def write(
         *sweep_sections.repeats(summary),
         *sections.build(summary, detail),
         *by_sections.build(summary),
-        *figure_sections.build(summary),
+        *figure_sections.build(summary, detail),
     ]
     body += [_section(section) for section in tables]
     audit = _audit_ids(data)

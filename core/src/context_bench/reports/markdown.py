@@ -25,7 +25,7 @@ def render(result: EvalResult, view: View | None = None) -> str:
         *sweep_sections.repeats(summary),
         *sections.build(summary, detail=view is not None and view.detail),
         *by_sections.build(summary),
-        *figure_sections.build(summary),
+        *figure_sections.build(summary, detail=view is not None and view.detail),
     ]
     parts += [_table(figure_sections.readable(whole)) for whole in wholes]
     notes = sections.warnings(summary)

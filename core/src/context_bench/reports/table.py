@@ -50,7 +50,7 @@ def render(result: EvalResult, view: View) -> str:
             *figure_sections.key_figures(summary),
             *sections.build(summary, detail=True),
             *by_sections.build(summary),
-            *figure_sections.build(summary),
+            *figure_sections.build(summary, detail=True),
         ]
     else:  # --by's tables were asked for by name: on the one screen too
         wholes = [compact(section) for section in figure_sections.key_figures(summary)]
