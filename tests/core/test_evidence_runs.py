@@ -1,18 +1,15 @@
-"""Where the loss comes from, through the real CLI: a compressor proxy written here truncates each
-prompt and sends it on through the meter to FakeServer; every row that marks its ``evidence`` gets
-the share of it the model received, every row the compressor lost against the baseline its cause,
-and each comparison and group the counts and the retention (docs/savings.md)."""
+"""Where the loss comes from, through the real CLI: a compressor proxy (tests/truncating_proxy.py)
+truncates each prompt and sends it on through the meter to FakeServer; every row that marks its
+``evidence`` gets the share of it the model received, every row the compressor lost against the
+baseline its cause, and each comparison and group the counts and the retention (docs/savings.md)."""
 
 from __future__ import annotations
 
-import http.server
+import importlib.util
 import json
-import threading
-
-import httpx
+from pathlib import Path
 
 from context_bench.cli import main
-from context_bench.metering import ROW_HEADER
 from context_bench.testing import FakeServer, free_port
 from context_bench.text import normalize_tokens
 
@@ -39,45 +36,16 @@ ROWS = [
 ]
 KEEP = 8
 
+_spec = importlib.util.spec_from_file_location(
+    "cbench_truncating_proxy", Path(__file__).parents[1] / "truncating_proxy.py"
+)
+_proxy = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_proxy)
+
 
 def _model(body) -> str:
     words = " ".join(normalize_tokens(" ".join(m["content"] for m in body["messages"])))
     return "Paris" if "capital of france" in words and "where" in words.split() else "unknown"
-
-
-class TruncatingCompressor:
-    """A compressor proxy under test: it keeps the first ``KEEP`` words of each message and sends
-    them on to the meter with the row header it was given."""
-
-    def __init__(self, meter_url: str) -> None:
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                for message in body["messages"]:
-                    message["content"] = " ".join(message["content"].split()[:KEEP])
-                answer = httpx.post(
-                    f"{meter_url}/chat/completions", json=body, headers={ROW_HEADER: self.headers[ROW_HEADER]}
-                )
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(answer.content)))
-                self.end_headers()
-                self.wfile.write(answer.content)
-
-            def log_message(self, *args):
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
 
 
 def _run(capsys, tmp_path, rows):
@@ -86,7 +54,10 @@ def _run(capsys, tmp_path, rows):
         "".join(json.dumps({"id": str(n), **row, "answer": "Paris"}) + "\n" for n, row in enumerate(rows))
     )
     port = free_port()
-    with FakeServer(_model) as model, TruncatingCompressor(f"http://127.0.0.1:{port}/v1") as compressor:
+    with (
+        FakeServer(_model) as model,
+        _proxy.TruncatingProxy(f"http://127.0.0.1:{port}/v1", KEEP) as compressor,
+    ):
         flags = ["--meter", model.url, "--meter-port", str(port), "--proxy", model.url, "--name", "baseline"]
         flags += ["--proxy", compressor.url, "--name", "compressed", "--max-concurrency", "4"]
         code = main(["run", *flags, "--dataset", str(data), "--output", "json", "--no-progress"])
