@@ -133,7 +133,8 @@ def test_the_table_reads_lower_as_better(cb):
     code, out, _ = cb("score", chat(ISSUE), "--baseline", "base")
     assert code == 0
     lines = out.splitlines()
-    assert "Key figures (pass: profanity ≤ 0.7; in/out: mean tokens per row; front: rank)" in lines
+    title = "Key figures (pass: profanity ≤ 0.7; in/out: mean tokens per row, reported; front: rank)"
+    assert title in lines
     key = re.compile(r"^(base|cand)\s+chat\s+10\s+0\s+(\S+)\s+(\S+)\s+\S+\s+-\s+-\s+-\s+(\S+)$")
     figures = {m[1]: (m[2], m[3], m[4]) for line in lines if (m := key.match(line))}
     # base: 0.0 and every row passes; cand: 1.0 and none; neither dominates (base swears less,
@@ -190,7 +191,8 @@ def test_the_html_report_reads_it_the_same_way_in_chromium(cb, tmp_path):
     assert "chat: profanity (lower is better) against tokens per row" in dom
     assert '<td class="num">+1.000 worse</td>' in dom
     assert "<td>profanity ↓</td><td>10 (q0, q1, q2, …)</td>" in dom
-    assert "<h2>Key figures (pass: profanity ≤ 0.7; in/out: mean tokens per row; front: rank)</h2>" in dom
+    title = "Key figures (pass: profanity ≤ 0.7; in/out: mean tokens per row, reported; front: rank)"
+    assert f"<h2>{title}</h2>" in dom
     # both dots on the frontier (filled): neither system dominates the other
     dots = re.findall(r'<circle class="point"[^>]*fill="([^"]+)"[^>]*><title>(\w+): ', dom)
     assert sorted(system for fill, system in dots if fill != "#fff") == ["base", "cand"]

@@ -213,6 +213,21 @@ def test_the_prompt_asks_for_what_is_scored(host):
         )
 
 
+def test_hotpotqa_marks_its_supporting_facts_as_the_rows_evidence(host):
+    """Each supporting fact (a paragraph's title and a sentence's number) is that sentence, which
+    the context holds: what evidence retention checks (docs/savings.md)."""
+    first, second = load("hotpotqa", host=host).rows
+    assert first["evidence"] == [
+        "Scott Derrickson (born July 16, 1966) is an American director.",
+        "Edward Davis Wood Jr. was an American filmmaker.",
+    ]
+    assert second["evidence"] == [
+        "Kiss and Tell is a 1945 comedy starring Shirley Temple as Corliss Archer.",
+        "She served as Chief of Protocol of the United States.",
+    ]
+    assert all(fact in row["context"] for row in (first, second) for fact in row["evidence"])
+
+
 def test_configs_and_splits_of_the_family(host):
     assert [r["id"] for r in load("hotpotqa:distractor", host=host).rows] == ["5a8b57f25542995d1e6f1371"]
     assert [r["id"] for r in load("arc-challenge:ARC-Easy", host=host).rows] == ["NYSEDREGENTS_2015_4_8"]

@@ -3,9 +3,11 @@ on its row, through the real CLI against FakeServer as the model endpoint."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import shlex
 import sys
+from pathlib import Path
 
 import httpx
 import pytest
@@ -171,49 +173,15 @@ def test_a_key_a_system_sends_is_in_no_report_log_or_cache(capsys, tmp_path, ups
     assert json.loads(out.read_text())["rows"][0]["metered"]["calls"] == 1
 
 
-class LyingCompressor:
-    """A compressor proxy under test, as a reader would write one: it keeps the first ``keep``
-    words of the prompt, sends that on to the meter with the row header it was given, and answers
-    with the model's reply but says the prompt was 1 token."""
+_spec = importlib.util.spec_from_file_location(
+    "cbench_truncating_proxy", Path(__file__).parents[1] / "truncating_proxy.py"
+)
+_proxy = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_proxy)
 
-    def __init__(self, meter_url: str, keep: int) -> None:
-        import http.server
-        import threading
 
-        outer = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                for message in body["messages"]:
-                    message["content"] = " ".join(message["content"].split()[:keep])
-                row = self.headers.get(ROW_HEADER)
-                answer = httpx.post(
-                    f"{outer.meter_url}/chat/completions", json=body, headers={ROW_HEADER: row} if row else {}
-                ).json()
-                answer["usage"] = {"prompt_tokens": 1, "completion_tokens": 1}
-                data = json.dumps(answer).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, *args):
-                pass
-
-        self.meter_url = meter_url
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self):
-        self.thread.start()
-        return self
-
-    def __exit__(self, *exc):
-        self.server.shutdown()
-        self.server.server_close()
+#: What the compressor under test says it sent, whatever it sent.
+LIE = {"prompt_tokens": 1, "completion_tokens": 1}
 
 
 def _words(body) -> int:
@@ -230,7 +198,10 @@ def test_a_compressor_that_lies_about_its_usage_is_measured_and_caught(capsys, t
     data.write_text(
         "".join(json.dumps({"id": str(n), "question": question, "answer": "Paris"}) + "\n" for n in range(3))
     )
-    with FakeServer(stated) as model, LyingCompressor(f"http://127.0.0.1:{port}/v1", keep=5) as compressor:
+    with (
+        FakeServer(stated) as model,
+        _proxy.TruncatingProxy(f"http://127.0.0.1:{port}/v1", 5, LIE) as compressor,
+    ):
         flags = ["--meter", model.url, "--meter-port", str(port), "--proxy", model.url, "--name", "baseline"]
         flags += ["--proxy", compressor.url, "--name", "compressed"]
         code = main(["run", *flags, "--dataset", str(data), "--output", "json", "--no-progress"])

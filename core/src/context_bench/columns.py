@@ -52,6 +52,8 @@ class Columns:
     #: The tokens of the prompt each row's system was given (``row.counted_input_tokens``); None
     #: until a row of the group is counted.
     counted: array | None = None
+    #: Each row's ``evidence_kept``, NaN where it has none; None until a row of the group has one.
+    evidence: array | None = None
     missing: int = 0
     #: Per score field, the positions of the rows that count its failure value there (errored rows
     #: that lack it): they never pass a threshold, whatever that value reaches.
@@ -86,6 +88,11 @@ class Columns:
                 self.counted = array("d", [NAN]) * (len(self.ids) - 1)
             value = row.counted_input_tokens
             self.counted.append(NAN if value is None else value)
+        if row.evidence_kept is not None or self.evidence is not None:
+            if self.evidence is None:
+                self.evidence = array("d", [NAN]) * (len(self.ids) - 1)
+            value = row.evidence_kept
+            self.evidence.append(NAN if value is None else value)
 
     def _add_metered(self, row: EvalRow) -> None:
         position = len(self.ids) - 1  # the row's own, its id appended already

@@ -21,6 +21,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from .evidence import EVIDENCE_DROPPED, EVIDENCE_KEPT, loss_cause
 from .metrics.paired import PairedTest, paired
 from .records import Comparison
 
@@ -136,10 +137,12 @@ def _field(
     base_passed = base.passing(field, direction, analysis.threshold)
     own_passed = own.passing(field, direction, analysis.threshold)
     passed = zip(pairs, [base_passed[b] for b, _ in pairs], [own_passed[o] for _, o in pairs], strict=True)
-    lost, gained = [], []
+    lost, gained, lost_at = [], [], []
     for (_, o), b, a in passed:
         if b != a:
             (lost if b else gained).append(ids[o])
+            if b:
+                lost_at.append(o)
     ratio, tokens_saved, cost_saved, cost_source = savings
     return Comparison(
         system,
@@ -157,7 +160,17 @@ def _field(
         only_system=coverage[2],
         cost_source=cost_source,
         direction=direction.name,
+        lost_by_cause=_by_cause(own, lost_at),
     )
+
+
+def _by_cause(own: Columns, lost_at: list[int]) -> dict[str, int] | None:
+    """The lost rows (their positions in ``own``) by cause: the evidence dropped, or kept and the
+    answer wrong; a lost row without evidence is in neither.  None where no row marks evidence."""
+    if own.evidence is None:
+        return None
+    causes = [loss_cause(own.evidence[o]) for o in lost_at]
+    return {"evidence_dropped": causes.count(EVIDENCE_DROPPED), "evidence_kept": causes.count(EVIDENCE_KEPT)}
 
 
 def verdict(test: PairedTest | None, alpha: float) -> dict[str, Any]:

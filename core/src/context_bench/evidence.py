@@ -1,20 +1,39 @@
 """Whether the evidence an answer needs reached the model: the share of a row's evidence passages
-found whole in the prompt the model received.
+found whole in the prompt the model received, and why each row a system lost against the baseline
+was lost (docs/savings.md, "Where the loss comes from").
 
 Passages and prompt are compared as the answer evaluators compare text
 (:func:`context_bench.text.normalize_tokens`: case, punctuation, articles and spacing do not
 matter), so a compressor that reflows whitespace or drops a comma still keeps a passage, and one
 that drops or rewrites any word of it does not.  A passage is kept or dropped whole: the retention
-is the share of passages kept.
+is the share of passages kept.  A lost row whose evidence all reached the model was lost by the
+model ("evidence kept, answer wrong"); one with any passage missing, by what dropped it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from .text import normalize_tokens
 
-__all__ = ["evidence_kept"]
+if TYPE_CHECKING:
+    from .records import EvalRow, Summary
+
+__all__ = [
+    "EVIDENCE_DROPPED",
+    "EVIDENCE_KEPT",
+    "evidence_kept",
+    "loss_cause",
+    "lost_rows",
+    "mark_losses",
+    "passages",
+]
+
+#: A row's ``loss_cause``: some evidence passage did not reach the model.
+EVIDENCE_DROPPED = "evidence dropped"
+#: A row's ``loss_cause``: every passage reached the model and its answer was still wrong.
+EVIDENCE_KEPT = "evidence kept, answer wrong"
 
 
 def evidence_kept(passages: Iterable[str], prompt: str) -> float | None:
@@ -25,3 +44,34 @@ def evidence_kept(passages: Iterable[str], prompt: str) -> float | None:
         return None
     text = f" {' '.join(normalize_tokens(prompt))} "
     return sum(f" {passage} " in text for passage in wanted) / len(wanted)
+
+
+def passages(example: Any) -> list[str]:
+    """The evidence passages a row marks: the strings of its ``evidence`` list (none for a row
+    without one)."""
+    found = example.get("evidence") if isinstance(example, Mapping) else None
+    if not isinstance(found, list):
+        return []
+    return [passage for passage in found if isinstance(passage, str)]
+
+
+def loss_cause(kept: float | None) -> str | None:
+    """Why a lost row was lost, from its ``evidence_kept`` (None: the row has no evidence)."""
+    if kept is None or kept != kept:
+        return None
+    return EVIDENCE_KEPT if kept >= 1.0 else EVIDENCE_DROPPED
+
+
+def lost_rows(summary: Summary) -> dict[tuple[str, str], set[str]]:
+    """Per (system, data set) whose rows mark evidence, the rows it lost against the baseline in
+    its primary comparison (the loss audit's)."""
+    from .reports.verdict import primary
+
+    return {key: set(c.lost) for key, c in primary(summary).items() if c.lost_by_cause is not None}
+
+
+def mark_losses(rows: Iterable[EvalRow], lost: Mapping[tuple[str, str], set[str]]) -> None:
+    """Give each of ``rows`` that is ``lost`` (:func:`lost_rows`) its ``loss_cause``."""
+    for row in rows:
+        if row.example_id in lost.get((row.system, row.dataset), ()):
+            row.loss_cause = loss_cause(row.evidence_kept)

@@ -279,6 +279,8 @@ class RunFigures:
     discrepancies: list[Discrepancy] = attrs.Factory(list)
     #: Each group's share of input tokens served by the provider's cache (metered groups alone).
     cache_hit_shares: dict[Key, float | None] = attrs.Factory(dict)
+    #: Each group's mean ``evidence_kept`` over its rows that mark evidence.
+    evidence_retentions: dict[Key, float | None] = attrs.Factory(dict)
 
 
 def run_figures(
@@ -325,4 +327,13 @@ def run_figures(
     ]
     missing = list(dict.fromkeys([*unpriced, *total.unpriced(analysis)]))
     shares = {key: cache_hit_share(group) for key, group in columns.items()}
-    return RunFigures(groups, places, comparisons, named, missing, baseline, said, sources, found, shares)
+    kept = {key: evidence_retention(group) for key, group in columns.items()}
+    return RunFigures(
+        groups, places, comparisons, named, missing, baseline, said, sources, found, shares, kept
+    )
+
+
+def evidence_retention(columns: Columns) -> float | None:
+    """The mean ``evidence_kept`` of the group's rows that mark evidence (None: no row does)."""
+    kept = finite(columns.evidence or ())
+    return sum(kept) / len(kept) if kept else None

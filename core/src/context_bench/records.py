@@ -64,6 +64,13 @@ class EvalRow:
     #: The tokens of the prompt the harness gave the system (its chat as the run's tokenizer frames
     #: it); None without ``--tokenizer``.
     counted_input_tokens: float | None = None
+    #: The share of the row's ``evidence`` passages found in the prompt the model received (the
+    #: meter's captured input, :mod:`context_bench.evidence`); None where the row marks none or
+    #: no prompt was seen.
+    evidence_kept: float | None = None
+    #: Why the row was lost against the baseline (``"evidence dropped"`` or ``"evidence kept,
+    #: answer wrong"``); None on rows not lost or without evidence.
+    loss_cause: str | None = None
     #: Each repeat's scores with ``--repeats`` (the row's ``scores`` their mean), else None.
     repeats: list[dict[str, float]] | None = None
     #: What this run computed afresh (system output, scores by evaluator identity), for the cache;
@@ -93,6 +100,11 @@ class EvalRow:
             **({"metered": self.metered} if self.metered is not None else {}),
             **({"counted_input_tokens": c} if (c := self.counted_input_tokens) is not None else {}),
             **({"repeats": self.repeats} if self.repeats is not None else {}),
+            **(
+                {"evidence_kept": self.evidence_kept, "loss_cause": self.loss_cause}
+                if self.evidence_kept is not None
+                else {}
+            ),
         }
 
     @classmethod
@@ -222,6 +234,9 @@ class Comparison:
     #: Which way ``field`` points (``higher`` or ``lower`` is better): ``delta`` is the system's
     #: minus the baseline's either way, so a positive one is worse where lower is better.
     direction: str = "higher"
+    #: The ``lost`` rows by cause (:mod:`context_bench.evidence`): ``evidence_dropped`` and
+    #: ``evidence_kept``; None where the system's rows mark no evidence.
+    lost_by_cause: dict[str, int] | None = None
 
     def shared(self) -> str:
         """``4 of 10 rows shared`` where the system lacks some of the baseline's rows, else ''
@@ -314,6 +329,8 @@ class GroupSummary:
     #: The share of its input tokens the provider's cache served (metered groups whose calls said;
     #: their dollars price those at ``--price``'s cached price).
     cache_hit_share: float | None = None
+    #: The mean ``evidence_kept`` of its rows that mark evidence (None: none does).
+    evidence_retention: float | None = None
     #: With ``--repeats``, per score field (:mod:`context_bench.repeats`): the within-row standard
     #: deviation, the rows whose repeats disagree at the threshold, pass@k and pass^k (0/1 fields).
     within_row_sd: dict[str, float | None] = attrs.Factory(dict)

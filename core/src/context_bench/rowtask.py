@@ -37,8 +37,9 @@ SCORED_BY = "scored_by"
 FALLBACKS = "fallbacks"
 
 #: Keys of a system's output that are neither row fields nor ``meta["output"]`` (``metered`` is
-#: what the run's meter measured, kept with the output in the cache: a system does not set it).
-_NOT_EXTRAS = ("response", "repaired", "metered")
+#: what the run's meter measured, ``evidence_kept`` what of the evidence it carried, both kept with
+#: the output in the cache: a system sets neither).
+_NOT_EXTRAS = ("response", "repaired", "metered", "evidence_kept")
 _NOT_META = frozenset(_ROW_FIELDS + _NOT_EXTRAS)
 
 #: What a row whose reply was repaired notes (``EvalRow.meta["repaired"]``).

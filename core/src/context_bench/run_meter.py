@@ -9,6 +9,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from .errors import DeadlineExceeded
+from .evidence import evidence_kept, passages
 from .metering import MeterLink
 
 if TYPE_CHECKING:
@@ -78,7 +79,7 @@ class RunMeter:
                 tokenizer=metering.tokenizer,
                 host=metering.host,
                 port=metering.port,
-                capture_prompts=metering.keep_prompts,
+                capture_prompts=True,  # for the evidence check; written out with keep_prompts alone
             )
         except ValueError as exc:
             raise UsageError(f"--meter: {exc}") from None
@@ -103,8 +104,9 @@ class RunMeter:
         return MeterLink(self.meter.url, token, self.upstream)
 
     def finish(self, task: RowTask, row: EvalRow) -> None:
-        """The row's calls onto ``row.metered`` (and into what the cache keeps of its output); a
-        row from the cache keeps the figures of the run that made it."""
+        """The row's calls onto ``row.metered``, and the share of its evidence they carried onto
+        ``row.evidence_kept`` (both into what the cache keeps of its output); a row from the cache
+        keeps the figures of the run that made it."""
         link = task.meter
         if link is None:
             return
@@ -118,10 +120,17 @@ class RunMeter:
         cached = task.cached.output if task.cached is not None else None
         if cached is not None:
             row.metered = cached.get("metered")
+            row.evidence_kept = cached.get("evidence_kept")
             return
         row.metered = metered_figures(taken, self.keep_prompts)
+        if taken.prompts:
+            row.evidence_kept = evidence_kept(passages(task.original), "\n".join(taken.prompts))
         if row.fresh is not None and row.fresh.get("output") is not None:
-            row.fresh["output"] = {**row.fresh["output"], "metered": row.metered}
+            row.fresh["output"] = {
+                **row.fresh["output"],
+                "metered": row.metered,
+                "evidence_kept": row.evidence_kept,
+            }
 
     def notices(self) -> list[str]:
         """What the run must say about calls it could not give to a row."""

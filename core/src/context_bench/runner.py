@@ -17,6 +17,7 @@ from .cache import RunCache
 from .compact import IdSet
 from .config import RunConfig, from_deprecated
 from .datasets import Dataset, MalformedRow, RepairedRow
+from .evidence import lost_rows, mark_losses
 from .executor import Executor, executor_for
 from .fail_fast import FailFast
 from .identity import content_hash, identity
@@ -459,7 +460,9 @@ def evaluate(
     summarize.judge_models = builder.evaluator_models()
     summarize.by_fields = builder.by_fields()
     summarize.directions = host.directions(builder.evaluators())
-    return EvalResult(rows=delivery.rows, summary=summarize.finish(), summarize=summarize)
+    summary = summarize.finish()
+    mark_losses(delivery.rows, lost_rows(summary))
+    return EvalResult(rows=delivery.rows, summary=summary, summarize=summarize)
 
 
 def _counted(config: RunConfig) -> tuple[RunConfig, Tokenizer | None]:

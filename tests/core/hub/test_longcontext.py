@@ -39,6 +39,7 @@ def test_nolima_expands_each_needle_test_into_the_haystack():
     lines = rows[0]["context"].split("\n")
     assert lines[0] == "The morning was grey over the harbour."
     assert "Actually, Yuki lives next to the Semper Opera House." in lines[1:-1]
+    assert rows[0]["evidence"] == ["Actually, Yuki lives next to the Semper Opera House."]  # the needle
     assert rows[1]["question"].startswith("Which character has been to Helsinki?")
     assert scored_by_name("nolima", rows[0], "Yuki")[1]["exact_match"] == 1.0
     assert scored_by_name("nolima", rows[0], "Stuart")[1]["exact_match"] == 0.0

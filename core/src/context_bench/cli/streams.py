@@ -5,11 +5,15 @@ text, a few hundred bytes a row) until the summary they follow is known; none ho
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
+from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
+from ..evidence import lost_rows, mark_losses
+from ..records import EvalRow, encode_row
 from ..reports import jsonl
 from .writing import Repaired
 
@@ -88,12 +92,24 @@ def _write_json(result: EvalResult, spool: Any, output: Output) -> int:
     try:
         with target as handle:
             repaired = Repaired(handle)
-            json_report.write(result, spool.lines(), repaired)
+            json_report.write(result, _with_causes(spool.lines(), lost_rows(result.summary)), repaired)
     except OSError as exc:
         raise UsageError(f"cannot write {output.out}: {exc.strerror or exc}") from None
     if output.out:
         print(f"context-bench: wrote {output.format} report to {output.out}", file=sys.stderr)
     return repaired.replaced
+
+
+def _with_causes(lines: Iterable[str], lost: Mapping[tuple[str, str], set[str]]) -> Iterator[str]:
+    """Spooled rows (``encode_row`` lines), each lost row's ``loss_cause`` given: it is known only
+    once the summary is (:func:`~context_bench.evidence.lost_rows`), after the row was spooled."""
+    for text in lines:
+        if lost and '"loss_cause": null' in text:
+            row = EvalRow.from_dict(json.loads(text))
+            if row.example_id in lost.get((row.system, row.dataset), ()):
+                mark_losses([row], lost)
+                text = encode_row(row)
+        yield text
 
 
 def _write_html(result: EvalResult, spool: Any, output: Output) -> int:

@@ -49,7 +49,8 @@ def _fill(template: str, character: str, arguments: list[str]) -> str:
 
 def nolima(config: str | None = None, split: str | None = None) -> Iterator[dict[str, Any]]:
     """NoLiMa: every test of every needle, its needle (with the set's first character) placed at
-    half depth in :data:`HAYSTACK_BOOK`, its one-hop question, the character as the answer."""
+    half depth in :data:`HAYSTACK_BOOK`, its one-hop question, the character as the answer, the
+    needle as the row's ``evidence``."""
     needle_set = pick(NOLIMA, config, split)
     needles = json.loads(repo_file(NOLIMA.repo, f"needlesets/{needle_set}.json").read_text("utf-8"))
     lines = repo_file(NOLIMA.repo, HAYSTACK_BOOK).read_text("utf-8").split("\n")
@@ -60,10 +61,12 @@ def nolima(config: str | None = None, split: str | None = None) -> Iterator[dict
         question = questions.get("onehop") or next(iter(questions.values()))
         for test, spec in needle["tests"].items():
             arguments = spec.get("input_args", [])
-            haystack = [*lines[:middle], _fill(needle["needle"], character, arguments), *lines[middle:]]
+            placed = _fill(needle["needle"], character, arguments)
+            haystack = [*lines[:middle], placed, *lines[middle:]]
             yield {
                 "id": f"nolima-{needle['id']}-{test}",
                 "context": "\n".join(haystack),
                 "question": f"{_fill(question, character, arguments)}\n\n{_NAME_ONLY}",
                 "answer": character,
+                "evidence": [placed],  # the needle: what the answer needs
             }

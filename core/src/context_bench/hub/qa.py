@@ -39,11 +39,25 @@ def _records(name: str, config: str | None, split: str | None) -> Iterable[dict[
 
 
 def hotpotqa(config: str | None = None, split: str | None = None) -> Iterator[dict[str, Any]]:
+    """HotpotQA: its paragraphs as the context, its supporting facts (the sentences the answer
+    needs) as the row's ``evidence``."""
     for row in _records("hotpotqa", config, split):
-        paragraphs = zip(row["context"]["title"], row["context"]["sentences"], strict=False)
-        context = "\n\n".join(f"{title}: {''.join(sentences)}" for title, sentences in paragraphs)
+        paragraphs = dict(zip(row["context"]["title"], row["context"]["sentences"], strict=False))
+        context = "\n\n".join(f"{title}: {''.join(sentences)}" for title, sentences in paragraphs.items())
+        facts = row.get("supporting_facts") or {"title": [], "sent_id": []}
+        evidence = [
+            paragraphs[title][sent].strip()
+            for title, sent in zip(facts["title"], facts["sent_id"], strict=False)
+            if title in paragraphs and 0 <= sent < len(paragraphs[title])
+        ]
         yield _row(
-            row["id"], row["question"], aliases(row["answer"]), context, type=row["type"], level=row["level"]
+            row["id"],
+            row["question"],
+            aliases(row["answer"]),
+            context,
+            type=row["type"],
+            level=row["level"],
+            evidence=evidence,
         )
 
 

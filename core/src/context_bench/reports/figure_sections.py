@@ -100,8 +100,20 @@ def key_figures(summary: Summary) -> list[Section]:
         "front",
     )
     passing = _passing(summary, fields, threshold)
-    title = f"Key figures (pass: {passing}; in/out: mean tokens per row; front: rank)"
+    title = f"Key figures (pass: {passing}; in/out: mean tokens per row{_whose(groups)}; front: rank)"
     return [Section(title, headers, tuple(rows), tuple(i >= 2 for i in range(len(headers))), 2)]
+
+
+def _whose(groups: list[GroupSummary]) -> str:
+    """Whose counts the tokens are (each group's ``tokens_source``): ``, metered``, or per data set
+    ``, metered on qa, reported on long``; '' where no group has tokens."""
+    sources: dict[str, dict[str, None]] = {}
+    for g in groups:
+        if g.tokens_source is not None:
+            sources.setdefault(g.tokens_source, {})[str(g.dataset)] = None
+    if len(sources) == 1:
+        return f", {next(iter(sources))}"
+    return ",".join(f" {source} on {', '.join(sets)}" for source, sets in sources.items())
 
 
 def _passing(summary: Summary, fields: list[str], threshold: float) -> str:

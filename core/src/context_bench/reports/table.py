@@ -81,7 +81,10 @@ def compact(section: Section) -> Section:
         or header not in DETAIL_ONLY
         and any(row[i] not in ("-", "0") for row in section.rows)
     ]
-    title = section.title.split(";")[0] + "; in/out: tokens per row; -v: every table)"
+    title = (
+        ";".join(section.title.split(";")[:2]).replace(" mean tokens per row", " tokens/row")
+        + "; -v: every table)"
+    )
     return Section(
         title,
         tuple(section.headers[i] for i in keep),

@@ -1,0 +1,105 @@
+"""Where the loss comes from, through the real CLI: a compressor proxy (tests/truncating_proxy.py)
+truncates each prompt and sends it on through the meter to FakeServer; every row that marks its
+``evidence`` gets the share of it the model received, every row the compressor lost against the
+baseline its cause, and each comparison and group the counts and the retention (docs/savings.md)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+from context_bench.cli import main
+from context_bench.testing import FakeServer, free_port
+from context_bench.text import normalize_tokens
+
+#: Each row: its context, question and evidence.  The compressor keeps the first 8 words of the
+#: prompt (context, then question); the model answers "Paris" only when it reads both "capital of
+#: France" and "where".  Worked by hand, for the compressor:
+#:   0: "Paris is the capital of France. Where is"   kept 1/1, right
+#:   1: "Rome is in Italy. Paris is the capital"     kept 1/2, wrong: evidence dropped
+#:   2: "Paris is the capital of France. It is"      kept 1/1, wrong: evidence kept, answer wrong
+#:   3: "Berlin is in Germany. Paris is the capital" kept 0/1, wrong: evidence dropped
+ROWS = [
+    ("Paris is the capital of France.", "Where is it?", ["Paris is the capital of France."]),
+    (
+        "Rome is in Italy. Paris is the capital of France.",
+        "Where?",
+        ["Rome is in Italy.", "Paris is the capital of France."],
+    ),
+    (
+        "Paris is the capital of France. It is large and old.",
+        "Where is it?",
+        ["Paris is the capital of France."],
+    ),
+    ("Berlin is in Germany. Paris is the capital of France.", "Where?", ["Paris is the capital of France."]),
+]
+KEEP = 8
+
+_spec = importlib.util.spec_from_file_location(
+    "cbench_truncating_proxy", Path(__file__).parents[1] / "truncating_proxy.py"
+)
+_proxy = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_proxy)
+
+
+def _model(body) -> str:
+    words = " ".join(normalize_tokens(" ".join(m["content"] for m in body["messages"])))
+    return "Paris" if "capital of france" in words and "where" in words.split() else "unknown"
+
+
+def _run(capsys, tmp_path, rows):
+    data = tmp_path / "facts.jsonl"
+    data.write_text(
+        "".join(json.dumps({"id": str(n), **row, "answer": "Paris"}) + "\n" for n, row in enumerate(rows))
+    )
+    port = free_port()
+    with (
+        FakeServer(_model) as model,
+        _proxy.TruncatingProxy(f"http://127.0.0.1:{port}/v1", KEEP) as compressor,
+    ):
+        flags = ["--meter", model.url, "--meter-port", str(port), "--proxy", model.url, "--name", "baseline"]
+        flags += ["--proxy", compressor.url, "--name", "compressed", "--max-concurrency", "4"]
+        code = main(["run", *flags, "--dataset", str(data), "--output", "json", "--no-progress"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    return json.loads(out)
+
+
+def test_each_lost_row_says_whether_its_evidence_reached_the_model(capsys, tmp_path):
+    rows = [{"context": c, "question": q, "evidence": e} for c, q, e in ROWS]
+    report = _run(capsys, tmp_path, rows)
+    by_system = {}
+    for row in sorted(report["rows"], key=lambda row: int(row["example_id"])):
+        by_system.setdefault(row["system"], []).append((row["evidence_kept"], row["loss_cause"]))
+    assert by_system == {
+        "baseline": [(1.0, None)] * 4,
+        "compressed": [
+            (1.0, None),
+            (0.5, "evidence dropped"),
+            (1.0, "evidence kept, answer wrong"),
+            (0.0, "evidence dropped"),
+        ],
+    }
+    summary = report["summary"]
+    assert {(g["system"], g["evidence_retention"]) for g in summary["groups"]} == {
+        ("baseline", 1.0),
+        ("compressed", 0.625),  # (1 + 0.5 + 1 + 0) / 4
+    }
+    f1 = next(c for c in summary["comparisons"] if c["field"] == "f1")
+    assert sorted(f1["lost"], key=int) == ["1", "2", "3"]
+    assert f1["lost_by_cause"] == {"evidence_dropped": 2, "evidence_kept": 1}
+
+
+def test_rows_without_evidence_have_no_retention_and_no_cause(capsys, tmp_path):
+    report = _run(capsys, tmp_path, [{"context": c, "question": q} for c, q, _ in ROWS])
+    assert not any("evidence_kept" in row or "loss_cause" in row for row in report["rows"])
+    assert {g["evidence_retention"] for g in report["summary"]["groups"]} == {None}
+    assert {c["lost_by_cause"] for c in report["summary"]["comparisons"]} == {None}
+    assert sorted(
+        next(c for c in report["summary"]["comparisons"] if c["field"] == "f1")["lost"], key=int
+    ) == [
+        "1",
+        "2",
+        "3",
+    ]
