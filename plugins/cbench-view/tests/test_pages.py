@@ -39,7 +39,9 @@ def test_a_run_page_shows_the_report_and_pages_through_a_large_run(page, viewer,
     _, ids = stored
     page.open(f"{viewer}/runs/{ids['large']}")
     titles = page.run("[...document.querySelectorAll('h2')].map(e => e.textContent)")
-    assert "Charts" in titles and "Rows" in titles  # the HTML report's charts and tables, then the rows
+    assert (
+        "Charts per data set" in titles and "Rows" in titles
+    )  # the HTML report's charts and tables, then the rows
     # its rows report no tokens or latency: the chart of the means with their intervals alone
     assert page.run("[...document.querySelectorAll('#summary svg > title')].map(t => t.textContent)") == [
         "qa: means with 95% intervals"

@@ -58,7 +58,7 @@ def build_parser(host: PluginHost) -> argparse.ArgumentParser:
 class _Warnings:
     """The warnings a command raises: a plugin's failure at once and whole (its reason); any other
     (a plugin's environment warning, say) held until the command ends, after the progress line, on
-    one line at the terminal's width, and not at all when the report said it already (cbench-code's
+    one line at the terminal's width, and not at all when the report said it already (a code plugin's
     sandbox warning is in the summary's warnings too; ``context-bench plugins`` shows it whole)."""
 
     def __init__(self) -> None:
