@@ -174,7 +174,7 @@ def test_message_text_reads_strings_and_text_parts():
 
 
 def test_a_long_text_counted_again_is_not_encoded_again():
-    """A metered run counts each prompt twice (the harness, then the meter): the second count is
+    """A metered run counts each prompt twice (the meter, then the harness): the second count is
     remembered, not encoded; a short text is always encoded, and the memory holds the last RECENT."""
     from context_bench.token_count import RECENT, REMEMBERED, Tokenizer
 
@@ -194,3 +194,21 @@ def test_a_long_text_counted_again_is_not_encoded_again():
         tokenizer.count(f"{n} {long}")
     tokenizer.count(long)  # forgotten by now: encoded again
     assert encoded.count(long) == 2
+
+
+def test_remembered_counts_do_not_hold_their_texts():
+    """Counts are remembered by digest: counting a hundred texts of 100,000 characters, each dropped
+    after, holds a few kilobytes, not the 10 MB of the texts (a long-context run's last prompts)."""
+    import tracemalloc
+
+    from context_bench.token_count import Tokenizer
+
+    tokenizer = Tokenizer("words", str.split, "content")
+    tracemalloc.start()
+    try:
+        for n in range(100):
+            assert tokenizer.count(f"{n} " + "word " * 20_000) == 20_001
+        held, _ = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert held < 100_000

@@ -29,7 +29,7 @@ whose one line names the fix.
 
 from __future__ import annotations
 
-import base64
+import binascii
 import hashlib
 import importlib
 import importlib.util
@@ -71,9 +71,9 @@ def message_text(content: Any) -> str:
     return ""
 
 
-#: Texts at least this long are remembered with their count, the last :data:`RECENT` of them.
+#: Texts at least this long are remembered with their count, by digest, the last :data:`RECENT` of them.
 REMEMBERED = 256
-RECENT = 1024
+RECENT = 4096
 
 
 class Tokenizer:
@@ -94,7 +94,7 @@ class Tokenizer:
         self._render = render
         self._encode_special = encode_special or encode
         self._roles: dict[str, int] = {}
-        self._recent: dict[str, int] = {}
+        self._recent: dict[bytes, int] = {}
         self._recent_lock = threading.Lock()
 
     def __repr__(self) -> str:
@@ -105,15 +105,19 @@ class Tokenizer:
         return list(self._encode(text))
 
     def count(self, text: str) -> int:
+        """The tokens of ``text``.  A metered run counts each prompt on both sides, the meter what a
+        call sent on and then the harness what it gave the system: a long text's count is
+        remembered under its SHA-256 (about 2% of encoding it with o200k_base; a digest, so a
+        long-context run does not hold its last prompts), and the same prompt is encoded once."""
         if len(text) < REMEMBERED:
             return len(self._encode(text)) if text else 0
-        # a metered run counts each prompt twice (the harness, the meter), moments apart
+        digest = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
         with self._recent_lock:
-            found = self._recent.get(text)
+            found = self._recent.get(digest)
         if found is None:
             found = len(self._encode(text))
             with self._recent_lock:
-                self._recent[text] = found
+                self._recent[digest] = found
                 if len(self._recent) > RECENT:
                     del self._recent[next(iter(self._recent))]
         return found
@@ -169,10 +173,10 @@ def _ranks(path: Path, name: str, expected_hash: str | None) -> dict[bytes, int]
     data = path.read_bytes()
     if expected_hash and hashlib.sha256(data).hexdigest() != expected_hash:
         raise UsageError(f"{path} is not the published {name} encoding (its SHA-256 differs)")
-    try:
+    try:  # binascii rather than base64.b64decode: a third of loading o200k_base's 200,000 lines
         return {
-            base64.b64decode(token): int(rank)
-            for token, rank in (line.split() for line in data.splitlines() if line)
+            binascii.a2b_base64(token): int(rank)
+            for token, rank in map(bytes.split, filter(None, data.splitlines()))
         }
     except ValueError:
         raise UsageError(f"{path} is not a .tiktoken file (lines of a base64 token and its rank)") from None
