@@ -12,6 +12,9 @@ is measured:
 * throughput at concurrency 64 (goal at least 3x LiteLLM's);
 * tokens counted per CPU-second, rows of 2,000 characters of prose (goal at least 2 million).
 
+The meter captures each call's prompt, as a run's does for the evidence check (a run takes them
+with each finished row; here the one row is never taken).
+
     python bench/meter_overhead.py [--calls 300] [--seconds 5] [--tokenizer o200k_base] [--no-litellm]
 """
 
@@ -43,7 +46,7 @@ general_settings: {{master_key: sk-bench-master-0123456789}}
 METER = """
 import sys, threading
 from context_bench.meter import Meter
-meter = Meter(sys.argv[1], tokenizer=sys.argv[2] or None).start()
+meter = Meter(sys.argv[1], tokenizer=sys.argv[2] or None, capture_prompts=True).start()
 print(meter.url, flush=True)
 threading.Event().wait()
 """

@@ -98,9 +98,10 @@ def main_bench() -> None:
         f"beside the run: {encoding:.2f} CPU s ({encoded / encoding:,.0f} tokens per CPU-second, "
         "goal 2,000,000)"
     )
+    rate = f"{tokens / (counted - plain):,.0f}" if counted > plain else "none (the difference is noise)"
     print(
         f"tokens counted (each prompt encoded once, for the harness and the meter): {tokens:,}; per "
-        f"CPU-second of the difference: {tokens / max(counted - plain, 1e-9):,.0f}"
+        f"CPU-second of the difference: {rate}"
     )
 
 
