@@ -37,11 +37,16 @@ BATCH = 1000
 #: Seconds between writes while rows come slowly.
 INTERVAL = 1.0
 
-_UPSERT = (
-    f"INSERT INTO run_rows (run_id, {', '.join(COLUMNS)}) VALUES (?, {', '.join('?' for _ in COLUMNS)}) "
-    "ON CONFLICT (run_id, system, dataset, example_id, slot) DO UPDATE SET "
-    + ", ".join(f"{c} = excluded.{c}" for c in ("seq", "failed", "data", "search"))
-)
+
+def upsert(run_id: int) -> str:
+    """The statement writing a row of run ``run_id`` (its id written in, so a row's values are
+    :func:`~.rows.stored`'s tuple as it is, with no tuple built again per row)."""
+    return (
+        f"INSERT INTO run_rows (run_id, {', '.join(COLUMNS)}) "
+        f"VALUES ({int(run_id)}, {', '.join('?' for _ in COLUMNS)}) "
+        "ON CONFLICT (run_id, system, dataset, example_id, slot) DO UPDATE SET "
+        + ", ".join(f"{c} = excluded.{c}" for c in ("seq", "failed", "data", "search"))
+    )
 
 
 def now() -> str:
@@ -87,6 +92,7 @@ class Recorder:
         self._written = time.monotonic()
         self._finished = False
         self._git: Any = None
+        self._upsert = ""
 
     def begin(
         self,
@@ -147,6 +153,7 @@ class Recorder:
                 [(run_id, tag) for tag in dict.fromkeys(tags)],
             )
         self.run_id = run_id
+        self._upsert = upsert(run_id)
         return run_id
 
     def _resumable(self, digest: str, resume: bool | int) -> int | None:
@@ -193,7 +200,7 @@ class Recorder:
         try:
             with db.transaction():
                 last = db.one("SELECT coalesce(max(id), 0) FROM run_rows") if db.index_new_rows else None
-                db.many(_UPSERT, [(run_id, *values) for values in self._pending])
+                db.many(self._upsert, self._pending)
                 if last is not None:
                     db.execute(db.index_new_rows, (last[0],))
                 db.many(
