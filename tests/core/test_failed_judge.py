@@ -64,6 +64,7 @@ def test_a_judge_that_failed_on_every_row_shows_no_mean(cbench, rows):
     assert "0.000" not in table
     assert "| - (failed 10 of 10) |" in found["markdown"]
     assert "- (failed 10 of 10)</td>" in found["html"]
+    assert "s judge_score:" not in found["html"]  # no chart draws the fallbacks as a mean of 0
     (group,) = json.loads(found["json"])["summary"]["groups"]
     assert group["failed"] == {"judge_score": {"count": 10, "rows": 10, "rate": 1.0}}
     assert group["errors"] == 0 and group["scores"]["judge_score"] == 0.0  # the fallbacks, gated

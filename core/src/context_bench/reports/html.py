@@ -176,7 +176,7 @@ def _overview(
             svg.Point(printable(str(g["system"])), x, y)
             for g in members
             if (x := (g.get("tokens") or {}).get("input_mean")) is not None
-            and (y := (g.get("scores") or {}).get(chosen)) is not None
+            and (y := _mean(g, chosen)) is not None
         ]
         panels.append(svg.Panel(printable(str(dataset)), chosen, points))
     chart = svg.overview(
@@ -251,7 +251,7 @@ def _cost_chart(
     label = ""
     for group in members:
         x, label = cost(group)
-        y = (group.get("scores") or {}).get(field)
+        y = _mean(group, field)
         if x is None or y is None:
             continue
         place = group.get("frontier") or {}
@@ -282,12 +282,23 @@ def _sweep_chart(data: Mapping[str, Any], dataset: str, members: Sequence[Mappin
     return svg.curve(title, lines, baseline, list(lines), field)
 
 
+def _mean(group: Mapping[str, Any], field: str) -> float | None:
+    """The group's mean of ``field`` to draw, or None: a field whose every value is a failed
+    evaluator's fallback (a judge that never answered) has no mean, as the tables show "-"."""
+    failed = (group.get("failed") or {}).get(field)
+    if failed and failed["count"] >= failed["rows"]:
+        return None
+    value = (group.get("scores") or {}).get(field)
+    return None if value is None else float(value)
+
+
 def _intervals(members: Sequence[Mapping[str, Any]]) -> list[svg.Interval]:
     found = []
     for group in members:
         system = printable(str(group["system"]))
         ci = group.get("ci") or {}
-        for field, mean in (group.get("scores") or {}).items():
+        for field in group.get("scores") or {}:
+            mean = _mean(group, field)
             if mean is None:
                 continue
             low, high = ci.get(field) or (None, None)
