@@ -34,6 +34,7 @@ from .defaults import (
     DEFAULT_HTML_INLINE_ROWS,
     DEFAULT_MAX_CONCURRENCY,
     DEFAULT_MAX_ROW_BYTES,
+    DEFAULT_REPEATS,
 )
 from .settings import PluginSettings
 from .sweep import Sweep
@@ -102,7 +103,7 @@ class Scope:
     split: str | None = None
     hub_mirror: str | None = attrs.field(default=None, converter=_path)
     #: How many times each row goes to each system (``--repeats``; docs/sweeps.md).
-    repeats: int = attrs.field(default=1, validator=bounded("--repeats"))
+    repeats: int = attrs.field(default=DEFAULT_REPEATS, validator=bounded("--repeats"))
 
 
 @attrs.frozen(kw_only=True)

@@ -28,3 +28,5 @@ DEFAULT_THRESHOLD = 0.7
 DEFAULT_ALPHA = 0.05
 #: The loss a sweep's safe operating point may show in its paired interval (``--margin``).
 DEFAULT_MARGIN = 0.02
+#: How many times each row goes to each system (``--repeats``).
+DEFAULT_REPEATS = 1

@@ -85,7 +85,7 @@ def _as_list(value: Any) -> list[Any]:
 class _TaskBuilder:
     """Turns (system, data set, row) into RowTasks, with input errors named by data set and row."""
 
-    def __init__(self, wirer: Wirer, cache: RunCache | None, repeats: int = 1) -> None:
+    def __init__(self, wirer: Wirer, cache: RunCache | None, repeats: int) -> None:
         self.wirer = wirer
         self.cache = cache
         self.repeats = repeats
@@ -516,9 +516,7 @@ class _Delivery:
     waits is bounded by the rows in flight.  Also counts the rows some evaluator gave no score.
     """
 
-    def __init__(
-        self, summarize: Summarizer, stream: Callable[[EvalRow], None] | None, repeats: int = 1
-    ) -> None:
+    def __init__(self, summarize: Summarizer, stream: Callable[[EvalRow], None] | None, repeats: int) -> None:
         self.summarize = summarize
         self.stream = stream
         #: With ``--repeats``, a row's repeats (consecutive in task order) wait here to be one row.

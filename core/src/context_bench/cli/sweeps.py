@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from ..bounds import flag_type
-from ..defaults import DEFAULT_MARGIN
+from ..defaults import DEFAULT_MARGIN, DEFAULT_REPEATS
 from ..errors import UsageError
 from ..gates import OperatingFloor
 from ..sweep import Setting, Sweep, axis_range, parse_axis
@@ -73,11 +73,11 @@ def add_sweep_options(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--repeats",
         type=flag_type("--repeats"),
-        default=1,
+        default=DEFAULT_REPEATS,
         metavar="K",
         help="send each row K times to each system: its score is the mean of its repeats, and the "
         "report adds the within-row standard deviation, the rows whose repeats disagree, pass@k and "
-        "pass^k (default 1)",
+        f"pass^k (default {DEFAULT_REPEATS})",
     )
     group.add_argument(
         "--require-operating-point",
