@@ -115,6 +115,10 @@ INPUT_FILES = {
         _jsonl([{"id": "qa-1", "label": "correct"}, {"id": "qa-2", "label": "incorrect"}]),
         "judge.md's judge-check: a person's verdicts on responses.jsonl's two rows",
     ),
+    "preferences.jsonl": (
+        _jsonl([{"id": "qa-1", "system": "compressed", "label": "tie"}, {"id": "qa-2", "label": "A"}]),
+        "judge.md's A/B/tie judge-check: a person's pairwise verdicts on systems.jsonl's two pairs",
+    ),
     "before.json": (_report("before", ["Paris", "William Shakespeare"]), "reports.md's compare: a saved run"),
     "after.json": (_report("after", ["Paris", "Christopher Marlowe"]), "reports.md's compare: another"),
     "locomo10.json": (

@@ -138,7 +138,11 @@ def test_the_judge_runs_on_labelled_rows(judge_server, tmp_path, capsys) -> None
             [{"id": "q0", "label": True}, {"id": "q1", "label": 0.5}],
             "labels of mixed kinds (pass/fail, score)",
         ),
-        ([{"id": "q0", "label": "A"}], "A/B/tie labels check a pairwise judge"),
+        ([{"id": "q0", "label": "A"}], "A/B/tie labels are checked against the pairwise judge"),
+        (
+            [{"id": "q0", "label": "A"}, {"id": "q1", "label": "pass"}],
+            "labels of mixed kinds (A/B/tie, pass/fail)",
+        ),
         ([{"id": "q0"}], "a label row needs 'id' and 'label'"),
         ([{"id": "q0", "label": True}], "--min-agreement: must be a number from -1 to 1"),
     ],
@@ -152,6 +156,180 @@ def test_bad_labels_are_one_line_and_status_2(tmp_path, capsys, labels, said) ->
     )
     err = capsys.readouterr().err
     assert said in err and len(err.strip().splitlines()) == 1
+
+
+# -- A/B/tie labels against the pairwise judge ------------------------------------------------------
+
+
+def _agreement(people: list[str], judge: list[str | None]):
+    from cbench_judge.judge_check import agreement
+
+    return agreement("A/B/tie", people, judge, "pairwise", "mt_bench", "m", baseline="b")
+
+
+def _per_class(found) -> dict[str, tuple[int, int]]:
+    return {c.label: (c.agreed, c.n) for c in found.per_class}
+
+
+def test_ab_tie_agreement_at_n_1_2_3_is_the_hand_worked_table() -> None:
+    from context_bench.metrics.intervals import wilson
+
+    # n = 1: one category, chance explains everything; accuracy 1 with Wilson's [1 / (1 + z^2), 1]
+    found = _agreement(["A"], ["A"])
+    assert (found.kappa, found.accuracy, found.accuracy_ci, found.n) == (None, 1.0, wilson(1, 1), 1)
+    assert _per_class(found) == {"A": (1, 1), "B": (0, 0), "tie": (0, 0)}
+    assert [c.rate for c in found.per_class] == [1.0, None, None]
+    # n = 2: people A, B; judge A, tie. p_o = 1/2; people's margins A 1/2, B 1/2, the judge's A 1/2,
+    # tie 1/2: p_e = 1/4, kappa = (1/4) / (3/4) = 1/3
+    found = _agreement(["a", "B"], ["A", "tie"])
+    assert found.kappa == pytest.approx(1 / 3, abs=1e-15)
+    assert (found.accuracy, _per_class(found)) == (0.5, {"A": (1, 1), "B": (0, 1), "tie": (0, 0)})
+    # n = 3: people A, B, tie; judge A, B, A. p_o = 2/3; margins 1/3 each against A 2/3, B 1/3,
+    # tie 0: p_e = 2/9 + 1/9 = 1/3, kappa = (1/3) / (2/3) = 1/2
+    found = _agreement(["A", "B", "TIE"], ["A", "B", "A"])
+    assert found.kappa == pytest.approx(0.5, abs=1e-15)
+    assert (found.accuracy, _per_class(found)) == (2 / 3, {"A": (1, 1), "B": (1, 1), "tie": (0, 1)})
+    # a failed pair (None) is counted apart, not a disagreement
+    found = _agreement(["A", "B", "tie"], ["A", None, "tie"])
+    assert (found.n, found.failed, found.accuracy) == (2, 1, 1.0)
+
+
+def test_ab_tie_agreement_is_statsmodels_at_large_n() -> None:
+    np = pytest.importorskip("numpy")
+    inter_rater = pytest.importorskip("statsmodels.stats.inter_rater")
+    proportion = pytest.importorskip("statsmodels.stats.proportion")
+    rng = random.Random(31)
+    labels = ("A", "B", "tie")
+    people = [rng.choice(labels) for _ in range(120)]
+    judge = [p if rng.random() < 0.6 else rng.choice(labels) for p in people]
+    table = np.zeros((3, 3))
+    for a, b in zip(people, judge, strict=True):
+        table[labels.index(a), labels.index(b)] += 1
+    expected = inter_rater.cohens_kappa(table)  # unweighted: A, B and tie are not ordered
+    found = _agreement(people, judge)
+    assert found.kappa == pytest.approx(expected.kappa, abs=1e-12)
+    half = (found.kappa_ci[1] - found.kappa_ci[0]) / 2
+    assert half == pytest.approx(1.959963984540054 * expected.std_kappa, abs=1e-12)
+    assert found.accuracy == np.trace(table) / 120
+    for i, rate in enumerate(found.per_class):
+        n, agreed = int(table[i].sum()), int(table[i, i])
+        assert (rate.label, rate.n, rate.agreed) == (labels[i], n, agreed)
+        assert rate.ci == pytest.approx(proportion.proportion_confint(agreed, n, method="wilson"), abs=1e-12)
+
+
+def _answers(body: Any) -> list[str]:
+    import re
+
+    return re.findall(r"Start of Assistant [AB]'s Answer\]\n(.*?)\n\[The End", last_user_message(body), re.S)
+
+
+def _right_then_longer(body: Any) -> str:
+    """The answer that says Paris; between two that do (or neither), the longer; else a tie."""
+    a, b = (("Paris" in x, len(x)) for x in _answers(body))
+    return "[[C]]" if a == b else ("[[A]]" if a > b else "[[B]]")
+
+
+def _pairs(tmp_path: Any) -> str:
+    answers = {"q1": ("Paris.", "Lyon."), "q2": ("Lyon.", "Paris."), "q3": ("Paris, France.", "Paris.")}
+    return _write(
+        tmp_path / "systems.jsonl",
+        [
+            {"system": system, "dataset": "qa", "id": key, "question": "Capital of France?", "response": said}
+            for key, pair in answers.items()
+            for system, said in zip(("compressed", "baseline"), pair, strict=True)
+        ],
+    )
+
+
+def _preferences(tmp_path: Any) -> str:
+    return _write(
+        tmp_path / "prefs.jsonl", [{"id": f"q{i}", "label": v} for i, v in enumerate("A B tie".split(), 1)]
+    )
+
+
+def test_ab_tie_labels_against_the_pairwise_judge(judge_server, tmp_path, capsys) -> None:
+    server = judge_server(_right_then_longer)
+    argv = [_pairs(tmp_path), "--labels", _preferences(tmp_path), "--baseline", "baseline"]
+    code, found, _ = _check(capsys, *argv, "--judge-url", server.url, "--judge-model", "m")
+    assert code == 0
+    # the judge says A, B, A (it prefers the longer right answer); people said A, B, tie: the n = 3 table
+    assert (found["kind"], found["field"], found["template"], found["baseline"]) == (
+        "A/B/tie",
+        "pairwise",
+        "mt_bench",
+        "baseline",
+    )
+    assert found["kappa"] == pytest.approx(0.5, abs=1e-15)
+    assert (found["n"], found["failed"], found["accuracy"]) == (3, 0, 2 / 3)
+    assert [(c["label"], c["agreed"], c["n"]) for c in found["per_class"]] == [
+        ("A", 1, 1),
+        ("B", 1, 1),
+        ("tie", 0, 1),
+    ]
+    assert len(server.requests) == 6  # each pair in both orders
+    assert main(["judge-check", *argv, "--judge-url", server.url, "--min-agreement", "0.6"]) == 3
+    out, err = capsys.readouterr()
+    assert "against 3 A/B/tie labels (A: the labelled system, B: baseline): kappa 0.50" in out
+    assert "agreed on A 1 of 1 (1.00 [0.21, 1.00]), B 1 of 1 (1.00 [0.21, 1.00]), tie 0 of 1" in out
+    assert "kappa 0.500 is under --min-agreement 0.6" in err
+
+
+def test_a_judge_that_prefers_a_position_agrees_no_better_than_chance(judge_server, tmp_path, capsys) -> None:
+    server = judge_server(lambda body: "[[A]]")
+    argv = [_pairs(tmp_path), "--labels", _preferences(tmp_path), "--baseline", "baseline"]
+    code, found, _ = _check(capsys, *argv, "--judge-url", server.url)
+    # both orders disagree on every pair: three ties against A, B, tie; p_o = 1/3 = p_e
+    assert code == 0
+    assert (found["kappa"], found["accuracy"]) == (0.0, 1 / 3)
+    assert [c["agreed"] for c in found["per_class"]] == [0, 0, 1]
+
+
+def test_a_failed_pair_is_counted_apart_and_fails_the_check(judge_server, tmp_path, capsys) -> None:
+    server = judge_server(
+        lambda body: (
+            Reply(status=400, text="no") if "Lyon." in _answers(body)[0] else _right_then_longer(body)
+        )
+    )
+    argv = [_pairs(tmp_path), "--labels", _preferences(tmp_path), "--baseline", "baseline"]
+    code, found, err = _check(capsys, *argv, "--judge-url", server.url)
+    # q1 and q2 each have Lyon first in one order: both pairs fail, only q3 is judged (A against tie)
+    assert code == 4
+    assert (found["n"], found["failed"], found["accuracy"]) == (1, 2, 0.0)
+    assert "2 of 3 labelled pairs got no judge verdict" in err
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ("unknown", "1 labelled ids are not in the rows both baseline and another system answered: q9"),
+        ("unanswered", "1 labelled ids are not in the rows both baseline and another system answered: q3"),
+        (
+            "no baseline",
+            "A/B/tie labels are checked against the pairwise judge: give --judge-url, --baseline",
+        ),
+        ("a report", "A/B/tie labels are checked against the pairwise judge"),
+    ],
+)
+def test_bad_ab_tie_input_is_one_line_and_status_2_before_any_judge_call(
+    judge_server, tmp_path, capsys, given, said
+) -> None:
+    server = judge_server(_right_then_longer)
+    rows = _pairs(tmp_path)
+    labels = _preferences(tmp_path)
+    if given == "unknown":
+        labels = _write(tmp_path / "prefs.jsonl", [{"id": "q1", "label": "A"}, {"id": "q9", "label": "B"}])
+    if given == "unanswered":
+        kept = [r for r in map(json.loads, open(rows)) if not (r["id"] == "q3" and r["system"] == "baseline")]
+        rows = _write(tmp_path / "systems.jsonl", kept)
+    argv = [rows, "--labels", labels, "--judge-url", server.url]
+    if given != "no baseline":
+        argv += ["--baseline", "baseline"]
+    if given == "a report":
+        argv += ["--report", _report(tmp_path / "r.json", [1.0, 0.0])]
+    assert main(["judge-check", *argv]) == 2
+    err = capsys.readouterr().err
+    assert said in err and len(err.strip().splitlines()) == 1
+    assert server.requests == []
 
 
 # -- bias probes ----------------------------------------------------------------------------------

@@ -1,12 +1,16 @@
 """``context-bench judge-check``: how far a judge agrees with people on rows they labelled.
 
 The labels are rows with an ``id`` (and, where ids repeat, a ``system`` and a ``dataset``) and a
-``label``: pass/fail (true/false, pass/fail, correct/incorrect) or a score on the judge's scale.
-The judge's verdicts come from a saved report (``--report``: its rows' ``--field``) or from running
-the judge on rows (``--judge-url`` and the files of rows, as ``score`` reads them).  It reports
-Cohen's kappa (quadratic-weighted for scores), accuracy and, for pass/fail, the true-positive and
-true-negative rates, each with its interval; ``--min-agreement K`` exits 3 below K.  With
-``--probes`` it runs the bias probes (:mod:`cbench_judge.probes`) instead.
+``label``: pass/fail (true/false, pass/fail, correct/incorrect: what the HTML report's "export
+labels" writes), a score on the judge's scale, or A/B/tie, a person's pairwise verdict of the row's
+``system`` (A) against ``--baseline`` (B).  The judge's verdicts come from a saved report
+(``--report``: its rows' ``--field``), from running the judge on rows (``--judge-url`` and the files
+of rows, as ``score`` reads them), or, for A/B/tie, from the pairwise judge asked in both orders on
+the files' rows (:mod:`cbench_judge.pairwise`).  It reports Cohen's kappa (quadratic-weighted for
+scores, unweighted for the nominal pass/fail and A/B/tie), accuracy and, for pass/fail, the
+true-positive and true-negative rates, for A/B/tie the rate the judge agreed on each label, each
+with its interval; ``--min-agreement K`` exits 3 below K.  With ``--probes`` it runs the bias probes
+(:mod:`cbench_judge.probes`) instead.
 """
 
 from __future__ import annotations
@@ -31,7 +35,11 @@ from .templates import BUILTIN
 
 _PASS = {"true": True, "pass": True, "correct": True, "yes": True}
 _FAIL = {"false": False, "fail": False, "incorrect": False, "no": False}
-_PREFERENCE = {"a", "b", "tie"}
+#: A person's pairwise verdict as written (any case) and as compared: the row's system (A), the
+#: baseline (B), or neither.
+_PREFERENCE = {"a": "A", "b": "B", "tie": "tie"}
+#: The pairwise judge's outcome for the system, as a person's verdict reads it.
+_AS_LABEL = {"win": "A", "loss": "B", "tie": "tie"}
 
 
 def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
@@ -53,6 +61,15 @@ def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         "--judge-template", choices=sorted(BUILTIN), default="binary_qa", help="the template judge to run"
     )
     parser.add_argument(
+        "--baseline", metavar="SYSTEM", help="A/B/tie labels: the system B is (A is each label's system)"
+    )
+    parser.add_argument(
+        "--pairwise-template",
+        default="mt_bench",
+        metavar="NAME|FILE",
+        help="A/B/tie labels: the pairwise judge's prompt, as pairwise's (default mt_bench)",
+    )
+    parser.add_argument(
         "--min-agreement", type=flag_type("--min-agreement"), metavar="K", help="exit 3 when kappa is below K"
     )
     parser.add_argument("--output", choices=("table", "json"), default="table")
@@ -60,8 +77,19 @@ def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
 
 
 @attrs.frozen
+class ClassRate:
+    """Of the ``n`` rows people gave ``label``, the ``agreed`` the judge gave it too (Wilson's interval)."""
+
+    label: str
+    n: int
+    agreed: int
+    rate: float | None
+    ci: tuple[float, float] | None
+
+
+@attrs.frozen
 class Agreement:
-    """The judge against the labels: ``kind`` is ``pass/fail`` or ``score``."""
+    """The judge against the labels: ``kind`` is ``pass/fail``, ``score`` or ``A/B/tie``."""
 
     kind: str
     field: str
@@ -76,6 +104,10 @@ class Agreement:
     tpr_ci: tuple[float, float] | None = None
     tnr: float | None = None
     tnr_ci: tuple[float, float] | None = None
+    #: A/B/tie: the judge's agreement on each label people gave, in the order A, B, tie.
+    per_class: tuple[ClassRate, ...] = ()
+    #: A/B/tie: the system each label's B is (A is the label's own system).
+    baseline: str | None = None
     failed: int = 0
 
 
@@ -85,7 +117,7 @@ def label_kind(value: Any) -> str:
     if isinstance(value, (int, float)):
         return "score"
     if str(value).strip().lower() in _PREFERENCE:
-        return "preference"
+        return "A/B/tie"
     return "unknown"
 
 
@@ -110,8 +142,6 @@ def read_labels(path: str) -> tuple[str, list[dict[str, Any]]]:
     (kind,) = kinds
     if kind == "unknown":
         raise UsageError(f"{path}: a label is pass/fail, a score, or A/B/tie, not {labels[0]['label']!r}")
-    if kind == "preference":
-        raise UsageError(f"{path}: A/B/tie labels check a pairwise judge, which judge-check does not run yet")
     return kind, labels
 
 
@@ -190,6 +220,33 @@ def _judged(
     return [None if r.failure else r[judge.name] for r in results], args.judge_template, model
 
 
+def _preferred(args: argparse.Namespace, labels: list[dict[str, Any]]) -> tuple[list[str | None], str, str]:
+    """The pairwise judge's verdict on each labelled pair, as a label (None: a call failed), asked
+    in both orders as ``pairwise`` asks; its template and model."""
+    if args.report is not None or args.judge_url is None or args.baseline is None or not args.files:
+        raise UsageError(
+            "A/B/tie labels are checked against the pairwise judge: give --judge-url, --baseline and the "
+            "files of rows (a report holds no pairwise verdict per row)"
+        )
+    from .pairwise_command import pairs_of, pairwise_judge, template_given
+
+    template = template_given(args.pairwise_template)
+    pairs = [
+        {"id": pair["id"], "system": system, "dataset": dataset, "pair": pair}
+        for (system, dataset), found in pairs_of(args.files, args.baseline).items()
+        for pair in found["pairs"]
+    ]
+    where = f"the rows both {args.baseline} and another system answered"
+    matched = [found["pair"] for found in _matched(labels, pairs, where)]
+    judge, model = pairwise_judge(args, template, "judge-check")
+    if judge.needs_reference() and any(pair["reference"] is None for pair in matched):
+        raise UsageError(
+            f"--pairwise-template {args.pairwise_template} needs a reference answer in every row"
+        )
+    verdicts = judge.judge_all(matched)
+    return [None if v.outcome is None else _AS_LABEL[v.outcome] for v in verdicts], judge.template, model
+
+
 def _rate(hits: int, n: int) -> tuple[float | None, tuple[float, float] | None]:
     return (hits / n, wilson(hits, n)) if n else (None, None)
 
@@ -197,17 +254,21 @@ def _rate(hits: int, n: int) -> tuple[float | None, tuple[float, float] | None]:
 def agreement(
     kind: str,
     people: Sequence[Any],
-    judge: Sequence[float | None],
+    judge: Sequence[Any],
     field: str,
     template: str,
     model: str | None,
+    baseline: str | None = None,
 ) -> Agreement:
-    """The figures over the rows the judge scored; its failures are counted apart."""
+    """The figures over the rows the judge scored (a score, or for A/B/tie a label); its failures
+    (None) are counted apart."""
     pairs = [(p, j) for p, j in zip(people, judge, strict=True) if j is not None]
     if kind == "pass/fail":
         pairs = [
             ((_PASS | _FAIL)[str(p).lower()] if not isinstance(p, bool) else p, j >= 0.5) for p, j in pairs
         ]
+    elif kind == "A/B/tie":
+        pairs = [(_PREFERENCE[str(p).strip().lower()], j) for p, j in pairs]
     else:
         pairs = [(float(p), float(j)) for p, j in pairs]
     ours, theirs = [p for p, _ in pairs], [j for _, j in pairs]
@@ -219,6 +280,8 @@ def agreement(
         negatives = [j for p, j in pairs if not p]
         extra["tpr"], extra["tpr_ci"] = _rate(sum(positives), len(positives))
         extra["tnr"], extra["tnr_ci"] = _rate(len(negatives) - sum(negatives), len(negatives))
+    if kind == "A/B/tie":
+        extra["per_class"] = tuple(_class_rate(label, pairs) for label in ("A", "B", "tie"))
     return Agreement(
         kind=kind,
         field=field,
@@ -230,8 +293,16 @@ def agreement(
         accuracy=accuracy,
         accuracy_ci=accuracy_ci,
         failed=len(judge) - len(pairs),
+        baseline=baseline,
         **extra,
     )
+
+
+def _class_rate(label: str, pairs: Sequence[tuple[Any, Any]]) -> ClassRate:
+    given = [j for p, j in pairs if p == label]
+    agreed = given.count(label)
+    rate, ci = _rate(agreed, len(given))
+    return ClassRate(label, len(given), agreed, rate, ci)
 
 
 def line(found: Agreement) -> str:
@@ -241,10 +312,15 @@ def line(found: Agreement) -> str:
     if found.kind == "pass/fail":
         rates = f"; true-positive rate {shown(found.tpr, found.tpr_ci)}, "
         rates += f"true-negative rate {shown(found.tnr, found.tnr_ci)}"
+    if found.per_class:
+        rates = "; agreed on " + ", ".join(
+            f"{c.label} {c.agreed} of {c.n} ({shown(c.rate, c.ci)})" for c in found.per_class
+        )
     weighted = "quadratic-weighted " if found.kind == "score" else ""
+    sides = f" (A: the labelled system, B: {found.baseline})" if found.baseline is not None else ""
     return (
         f"judge-check: {found.field} ({found.template}, judge {found.judge_model or '-'}) against {found.n} "
-        f"{found.kind} labels: {weighted}kappa {shown(found.kappa, found.kappa_ci)}, accuracy "
+        f"{found.kind} labels{sides}: {weighted}kappa {shown(found.kappa, found.kappa_ci)}, accuracy "
         f"{shown(found.accuracy, found.accuracy_ci)}{rates}; {found.failed} failed judge calls"
     )
 
@@ -287,15 +363,23 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     if args.labels is None:
         raise UsageError("judge-check needs --labels FILE, or --probes")
     kind, labels = read_labels(args.labels)
-    judged, template, model = _judged(args, labels)
-    found = agreement(kind, [label["label"] for label in labels], judged, args.field, template, model)
+    judged: Sequence[Any]
+    if kind == "A/B/tie":
+        judged, template, model = _preferred(args, labels)
+        field, baseline = "pairwise", args.baseline
+    else:
+        judged, template, model = _judged(args, labels)
+        field, baseline = args.field, None
+    people = [label["label"] for label in labels]
+    found = agreement(kind, people, judged, field, template, model, baseline=baseline)
     if args.output == "json":
         data = attrs.asdict(found, value_serializer=_listed)
         sys.stdout.write(json.dumps({"summary": {"judge_check": data}}, indent=2) + "\n")
     else:
         sys.stdout.write(line(found) + "\n")
     total = found.n + found.failed
-    if _failed_too_often(found.failed, total, args.max_failure_rate, "labelled rows got no judge score"):
+    lost = "labelled pairs got no judge verdict" if kind == "A/B/tie" else "labelled rows got no judge score"
+    if _failed_too_often(found.failed, total, args.max_failure_rate, lost):
         return 4
     if args.min_agreement is not None and (found.kappa is None or found.kappa < args.min_agreement):
         kappa = "none" if found.kappa is None else f"{found.kappa:.3f}"

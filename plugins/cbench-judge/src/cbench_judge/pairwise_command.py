@@ -54,7 +54,8 @@ def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     add_failure_rate_option(parser, "the pairs got no verdict")
 
 
-def _template(given: str) -> str:
+def template_given(given: str) -> str:
+    """A built-in template's name as it is, else the text of the file ``given`` names."""
     if given in TEMPLATES:
         return given
     path = Path(given)
@@ -104,7 +105,7 @@ def pairs_of(files: list[str], baseline: str) -> dict[tuple[str, str], dict[str,
     for dataset, by_id in answers.items():
         for system in others:
             pairs, unanswered = [], 0
-            for rows in by_id.values():
+            for key, rows in by_id.items():
                 if system not in rows or baseline not in rows:
                     continue
                 ours, theirs = _answered(rows[system]), _answered(rows[baseline])
@@ -115,6 +116,7 @@ def pairs_of(files: list[str], baseline: str) -> dict[tuple[str, str], dict[str,
                 question = next((original[k] for k in QUESTION_KEYS if original.get(k) not in (None, "")), "")
                 pairs.append(
                     {
+                        "id": key,
                         "question": as_text(question),
                         "reference": reference_of(original),
                         "system": ours,
@@ -152,7 +154,7 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
     for gate in gates:
         if gate.field not in GATED:
             raise UsageError(f"--fail-under {gate.given}: a pairwise gate bounds {' or '.join(GATED)}")
-    template = _template(args.pairwise_template)
+    template = template_given(args.pairwise_template)
     found = pairs_of(args.files, args.baseline)
     judge, model = pairwise_judge(args, template, "pairwise")
     if judge.needs_reference() and any(p["reference"] is None for f in found.values() for p in f["pairs"]):
