@@ -3,8 +3,8 @@
 ``dump_dom`` loads a page the way a user opens a report from disk and returns the DOM after its
 scripts ran, with the script errors the browser logged.  ``Browser`` drives a page over the
 DevTools protocol on a pipe (``--remote-debugging-pipe``: no port, no extra package), to click,
-type and read the page's state, and to take a screenshot; it collects every uncaught exception and
-console error as it goes.
+type and read the page's state, to save what a page downloads, and to take a screenshot; it
+collects every uncaught exception and console error as it goes.
 """
 
 from __future__ import annotations
@@ -198,6 +198,23 @@ class Browser:
         self.send("DOM.enable")
         node = self.send("Runtime.evaluate", expression=f"document.querySelector({json.dumps(selector)})")
         self.send("DOM.setFileInputFiles", files=[str(path.resolve())], objectId=node["result"]["objectId"])
+
+    def download(self, expression: str, folder: Path) -> Path:
+        """Run ``expression`` (a click that saves a file) and return the one file Chromium saved for
+        it in ``folder``, once it is whole (no ``.crdownload`` left)."""
+        folder.mkdir(parents=True, exist_ok=True)
+        self.call("Browser.setDownloadBehavior", behavior="allow", downloadPath=str(folder.resolve()))
+        before = set(folder.iterdir())
+        self.run(expression)
+        end = time.monotonic() + TIMEOUT
+        while True:
+            fresh = [p for p in set(folder.iterdir()) - before if not p.name.endswith(".crdownload")]
+            if fresh and not any(p.name.endswith(".crdownload") for p in folder.iterdir()):
+                (found,) = fresh
+                return found
+            if time.monotonic() > end:
+                raise TimeoutError(f"{expression} saved no file in {folder} within {TIMEOUT} s")
+            time.sleep(0.02)
 
     def run(self, expression: str) -> Any:
         """The value of a JavaScript expression on the page (an exception in it is an error here)."""

@@ -115,6 +115,26 @@ INPUT_FILES = {
         _jsonl([{"id": "qa-1", "label": "correct"}, {"id": "qa-2", "label": "incorrect"}]),
         "judge.md's judge-check: a person's verdicts on responses.jsonl's two rows",
     ),
+    "run.json": (
+        json.dumps(
+            {
+                "summary": {},
+                "metadata": {},
+                "rows": [
+                    {
+                        "system": "responses",
+                        "dataset": "squad",
+                        "example_id": row["id"],
+                        "response": ANSWERS[row["question"]],
+                        "scores": {"judge_score": 1.0},
+                        "failures": {},
+                    }
+                    for row in QA
+                ],
+            }
+        ),
+        "judge.md's labels from the HTML report: the JSON report of responses.jsonl scored by the judge",
+    ),
     "preferences.jsonl": (
         _jsonl([{"id": "qa-1", "system": "compressed", "label": "tie"}, {"id": "qa-2", "label": "A"}]),
         "judge.md's A/B/tie judge-check: a person's pairwise verdicts on systems.jsonl's two pairs",

@@ -8,14 +8,17 @@ system) closed until clicked, drawn here from the summary's figures, then the su
 tables as HTML; the rows travel as JSON (:mod:`.html_rows`) that the script pages, sorts and
 filters, with the loss audit after them: inside the page, or, for a big run (:func:`write` with
 ``rows_file``), in a file beside it that the script reads.  The first page of rows is also plain
-HTML, so the report reads without script too.  Every text is escaped, so a row id like
-``<script>`` shows as text.  Blocks of the summary a run did not produce (no prices, no baseline,
-no judge) are left out.
+HTML, so the report reads without script too.  A row's detail can be marked correct or incorrect
+by hand and the marks exported as a labels file (html_labels.js), kept meanwhile in the browser
+under :func:`run_key`.  Every text is escaped, so a row id like ``<script>`` shows as text.
+Blocks of the summary a run did not produce (no prices, no baseline, no judge) are left out.
 """
 
 from __future__ import annotations
 
+import hashlib
 import io
+import json
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from html import escape
@@ -33,8 +36,11 @@ from .verdict import verdicts
 PREVIEW = 120
 
 #: The page's script (package data, so that it reads and lints as JavaScript): the row table and
-#: the loss audit.
-_SCRIPT = resources.files(__package__).joinpath("html_report.js").read_text(encoding="utf-8")
+#: the loss audit, then the labelling of rows by hand.
+_SCRIPT = "\n".join(
+    resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+    for name in ("html_report.js", "html_labels.js")
+)
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2rem; color: #222; }
@@ -61,6 +67,9 @@ th.asc::after { content: " ▲"; } th.desc::after { content: " ▼"; }
 #cb-body tr:hover { background: #f6f9ff; }
 .detail dl { display: grid; grid-template-columns: max-content 1fr; gap: 0.2rem 1rem; }
 .detail dt { font-weight: 600; } .detail dd { margin: 0; }
+.labels { margin: 0.3rem 0 0.6rem; } .labels button { margin-right: 0.3rem; }
+.labels .correct { color: #060; } .labels .incorrect { color: #a00; }
+button.link { border: none; background: none; color: #06c; text-decoration: underline; cursor: pointer; }
 .pair { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
 .ids button { margin: 0.1rem; font-family: monospace; }
 ul.verdict { font-size: 1.1rem; line-height: 1.5; padding-left: 1.2rem; }
@@ -134,15 +143,26 @@ def write(
     )
     if encoder.count:
         handle.write('<script type="application/json" id="cb-data">')
+        run = run_key(result.metadata)
         if rows_file is not None:
-            handle.write(encoder.head(audit=audit, rows_file=rows_file) + "}")
+            handle.write(encoder.head(audit=audit, run=run, rows_file=rows_file) + "}")
         else:
-            handle.write(encoder.head(audit=audit) + ',"rows":[\n')
+            handle.write(encoder.head(audit=audit, run=run) + ',"rows":[\n')
             for n, line in enumerate(lines):
                 handle.write(line if not n else ",\n" + line)
             handle.write("]}")
         handle.write(f"</script>\n<script>{_SCRIPT}</script>\n")
     handle.write("</body>\n</html>\n")
+
+
+def run_key(metadata: Mapping[str, Any]) -> str | None:
+    """What names the run's hand-made labels in the browser's storage: a digest of its metadata
+    (date, command, configuration), so every page of the same run, ``show`` again included, keeps
+    the same marks, and another run's are never mixed in; None without metadata."""
+    if not metadata:
+        return None
+    text = json.dumps(metadata, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8", "replace")).hexdigest()[:16]
 
 
 # -- charts ------------------------------------------------------------------------------------

@@ -129,6 +129,7 @@
   root.appendChild(scroll);
   var detailBox = el("div", null, "detail");
   detailBox.id = "cb-detail";
+  if (typeof data.run === "string") detailBox.dataset.run = data.run;  // whose marks (html_labels.js)
   root.appendChild(detailBox);
   // the plain first page stays until the table can show the rows
   var fallback = document.getElementById("cb-static");
@@ -242,6 +243,10 @@
       if (!whole) return;
       detailBox.textContent = "";
       detailBox.appendChild(el("h3", "Row " + whole[3]));
+      // the row shown, for what adds to its detail (html_labels.js: the buttons that label it)
+      detailBox.dispatchEvent(new CustomEvent("cb-row", {
+        detail: { system: data.systems[whole[1]], dataset: data.datasets[whole[2]], id: whole[3] },
+      }));
       rowParts(whole, detailBox);
       detailBox.dataset.row = String(whole[0]);
       detailBox.scrollIntoView({ block: "nearest" });
