@@ -31,6 +31,7 @@ from context_bench.plugins import PluginHost
 
 from .kappa import cohen_kappa
 from .options import add_endpoint_options, add_failure_rate_option
+from .pairwise_command import add_template_option
 from .templates import BUILTIN
 
 _PASS = {"true": True, "pass": True, "correct": True, "yes": True}
@@ -63,12 +64,7 @@ def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     parser.add_argument(
         "--baseline", metavar="SYSTEM", help="A/B/tie labels: the system B is (A is each label's system)"
     )
-    parser.add_argument(
-        "--pairwise-template",
-        default="mt_bench",
-        metavar="NAME|FILE",
-        help="A/B/tie labels: the pairwise judge's prompt, as pairwise's (default mt_bench)",
-    )
+    add_template_option(parser)  # A/B/tie labels
     parser.add_argument(
         "--min-agreement", type=flag_type("--min-agreement"), metavar="K", help="exit 3 when kappa is below K"
     )

@@ -34,13 +34,7 @@ def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
     parser.add_argument("files", nargs="+", metavar="FILE", help="rows of several systems (JSONL, JSON, CSV)")
     parser.add_argument("--baseline", required=True, metavar="SYSTEM", help="the system the others face")
     add_endpoint_options(parser)
-    parser.add_argument(
-        "--pairwise-template",
-        default="mt_bench",
-        metavar="NAME|FILE",
-        help=f"the judge's prompt: {', '.join(TEMPLATES)} (default mt_bench), or a file holding one "
-        "with {question}, {answer_a}, {answer_b} (and {reference})",
-    )
+    add_template_option(parser)
     parser.add_argument("--cache-dir", metavar="DIR", help="cache the judge's answers here (a rerun resumes)")
     parser.add_argument("--output", choices=("table", "markdown", "json"), default="table")
     parser.add_argument("--out", metavar="FILE", help="write the report to FILE instead of stdout")
@@ -52,6 +46,17 @@ def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         help=f"exit 3 when a figure ({', '.join(GATED)}) is below VALUE (repeatable)",
     )
     add_failure_rate_option(parser, "the pairs got no verdict")
+
+
+def add_template_option(parser: argparse.ArgumentParser) -> None:
+    """``--pairwise-template``: the pairwise judge's prompt, read by :func:`template_given`."""
+    parser.add_argument(
+        "--pairwise-template",
+        default="mt_bench",
+        metavar="NAME|FILE",
+        help=f"the pairwise judge's prompt: {', '.join(TEMPLATES)} (default mt_bench), or a file holding "
+        "one with {question}, {answer_a}, {answer_b} (and {reference})",
+    )
 
 
 def template_given(given: str) -> str:
