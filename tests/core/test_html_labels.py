@@ -42,12 +42,22 @@ def _page(path: Path, metadata: dict = METADATA) -> Path:
     return path
 
 
-def _show(driver, system: str, example_id: str) -> None:
-    driver.run(
+def _row(system: str, example_id: str) -> str:
+    """The table's line of a row, as a JavaScript expression."""
+    return (
         "[...document.querySelectorAll('#cb-body tr')].find(tr => tr.children[1].textContent === "
-        f"{json.dumps(system)} && tr.children[3].textContent === {json.dumps(example_id)}).click()"
+        f"{json.dumps(system)} && tr.children[3].textContent === {json.dumps(example_id)})"
     )
+
+
+def _show(driver, system: str, example_id: str) -> None:
+    driver.run(f"{_row(system, example_id)}.click()")
     driver.wait_for("document.getElementById('cb-labels')")
+
+
+def _table_marks(driver) -> list[str | None]:
+    """Each line's mark in the table, in the table's order (by index)."""
+    return driver.run("[...document.querySelectorAll('#cb-body tr')].map(tr => tr.dataset.label || null)")
 
 
 def _said(driver) -> list[str]:
@@ -85,6 +95,9 @@ def test_marked_rows_export_as_the_labels_file(tmp_path) -> None:
         assert _said(driver) == ["not marked", "2 rows marked"]
         _show(driver, HOSTILE_SYSTEM, HOSTILE_ID)
         assert _said(driver) == ["marked incorrect", "2 rows marked"]
+        assert _table_marks(driver) == ["correct", None, None, "incorrect"]
+        driver.run("document.querySelector('#cb-table th[data-column=\"3\"]').click()")  # by example id
+        assert _table_marks(driver) == ["incorrect", "correct", None, None]  # the marks move with their rows
         saved = driver.download("document.getElementById('cb-export').click()", tmp_path / "downloads")
         # nothing a row carried ran or became markup, and the export link left no link behind
         assert driver.run("window.pwned === undefined")
@@ -109,9 +122,11 @@ def test_the_marks_outlive_the_page_and_stay_with_their_run(tmp_path) -> None:
         _show(driver, "baseline", "q2")
         _click(driver, "cb-mark-correct")
         driver.open(again)
+        assert _table_marks(driver) == [None, "correct", None, None]  # before any row is opened
         _show(driver, "baseline", "q2")
         assert _said(driver) == ["marked correct", "1 row marked"]
         driver.open(other)
+        assert _table_marks(driver) == [None] * 4
         _show(driver, "baseline", "q2")
         assert _said(driver) == ["not marked", "0 rows marked"]
         # storage a page cannot trust (another file's script may write it) is read as marks only

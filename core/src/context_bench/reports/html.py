@@ -69,6 +69,8 @@ th.asc::after { content: " ▲"; } th.desc::after { content: " ▼"; }
 .detail dt { font-weight: 600; } .detail dd { margin: 0; }
 .labels { margin: 0.3rem 0 0.6rem; } .labels button { margin-right: 0.3rem; }
 .labels .correct { color: #060; } .labels .incorrect { color: #a00; }
+#cb-body tr[data-label=correct] td:first-child::after { content: " ✓"; color: #060; }
+#cb-body tr[data-label=incorrect] td:first-child::after { content: " ✗"; color: #a00; }
 button.link { border: none; background: none; color: #06c; text-decoration: underline; cursor: pointer; }
 .pair { display: grid; grid-template-columns: 1fr 1fr; gap: 1rem; }
 .ids button { margin: 0.1rem; font-family: monospace; }

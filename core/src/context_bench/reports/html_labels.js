@@ -1,6 +1,7 @@
 // Labelling rows by hand: each row's detail gets "mark correct" and "mark incorrect", and "export
 // labels" saves the marks as JSONL (labels.jsonl), one {"id", "system", "dataset", "label"} a line:
-// the labels file a judge is checked against (docs/judge.md). The marks live in the page and, where the browser
+// the labels file a judge is checked against (docs/judge.md). A marked row's line in the table says
+// its mark (data-label), so a person sees what is left to label. The marks live in the page and, where the browser
 // allows it, in localStorage under the run's key (#cb-detail's data-run), so a closed page keeps
 // them. No server is needed, and every text is set with textContent.
 (function () {
@@ -23,6 +24,21 @@
       var kept = JSON.parse(localStorage.getItem(saved) || "[]");
       if (Array.isArray(kept)) kept.filter(valid).forEach(function (mark) { marks.set(key(mark), mark); });
     } catch (error) { /* no storage here, or not ours: start empty */ }
+  }
+
+  // the table's rows: the system, data set and example cells name the row a mark is for
+  var table = document.getElementById("cb-body");
+  function decorate() {
+    Array.prototype.forEach.call(table.children, function (tr) {
+      var cells = tr.children;
+      var mark = marks.get(key({ system: cells[1].textContent, dataset: cells[2].textContent, id: cells[3].textContent }));
+      if (mark) tr.dataset.label = mark.label;
+      else delete tr.dataset.label;
+    });
+  }
+  if (table) {
+    table.addEventListener("cb-drawn", decorate);
+    decorate();  // the first page was drawn before this script ran
   }
 
   function el(tag, text, id) {
@@ -57,6 +73,7 @@
     exporter.className = "link";
     exporter.addEventListener("click", exportLabels);
     function show() {
+      if (table) decorate();
       var mark = marks.get(key(row));
       state.textContent = mark ? "marked " + mark.label : "not marked";
       state.className = mark ? mark.label : "";

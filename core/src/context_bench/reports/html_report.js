@@ -193,6 +193,7 @@
       tr.addEventListener("click", function () { showRow(r); });
       body.appendChild(tr);
     });
+    body.dispatchEvent(new CustomEvent("cb-drawn"));  // for what marks the rows shown (html_labels.js)
     info.textContent = paged && !source ? " the rows are not read yet " : state.shown.length
       ? " rows " + (start + 1) + "–" + (start + slice.length) + " of " + state.shown.length +
         (state.shown.length < rows.length ? " (filtered from " + rows.length + ")" : "") + " "
