@@ -195,6 +195,9 @@ def test_served_over_http_the_page_reads_its_rows_by_itself(scored, tmp_path):
         pres = driver.run("[...document.querySelectorAll('#cb-detail pre')].map(p => p.textContent)")
         assert HOSTILE in pres
         assert "question 1?" in driver.run("document.getElementById('cb-detail').textContent")
+        # a row read from its line is labelled as an inline one is (html_labels.js)
+        driver.run("document.getElementById('cb-mark-incorrect').click()")
+        assert driver.run("document.querySelector('#cb-body tr').dataset.label") == "incorrect"
         assert driver.run(
             "window.pwned === undefined && document.querySelectorAll('script, img').length === 2"
         )
