@@ -1,9 +1,9 @@
 // Labelling rows by hand: each row's detail gets "mark correct" and "mark incorrect", and "export
 // labels" saves the marks as JSONL (labels.jsonl), one {"id", "system", "dataset", "label"} a line:
 // the labels file a judge is checked against (docs/judge.md). A marked row's line in the table says
-// its mark (data-label), so a person sees what is left to label. The marks live in the page and, where the browser
-// allows it, in localStorage under the run's key (#cb-detail's data-run), so a closed page keeps
-// them. No server is needed, and every text is set with textContent.
+// its mark (data-label), so a person sees what is left to label. The marks live in the page and,
+// where the browser allows it, in localStorage under the run's key (#cb-detail's data-run), so a
+// closed page keeps them. No server is needed, and every text is set with textContent.
 (function () {
   var box = document.getElementById("cb-detail");
   if (!box) return;
