@@ -31,6 +31,7 @@ from context_bench.plugins import PluginHost
 
 from .kappa import cohen_kappa
 from .options import add_endpoint_options, add_failure_rate_option
+from .pairwise import LOSS, TIE, WIN
 from .pairwise_command import add_template_option
 from .templates import BUILTIN
 
@@ -40,7 +41,7 @@ _FAIL = {"false": False, "fail": False, "incorrect": False, "no": False}
 #: baseline (B), or neither.
 _PREFERENCE = {"a": "A", "b": "B", "tie": "tie"}
 #: The pairwise judge's outcome for the system, as a person's verdict reads it.
-_AS_LABEL = {"win": "A", "loss": "B", "tie": "tie"}
+_AS_LABEL = {WIN: "A", LOSS: "B", TIE: "tie"}
 
 
 def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
