@@ -194,14 +194,26 @@ def test_ab_tie_agreement_at_n_1_2_3_is_the_hand_worked_table() -> None:
     assert (found.n, found.failed, found.accuracy) == (2, 1, 1.0)
 
 
-def test_ab_tie_agreement_is_statsmodels_at_large_n() -> None:
+def _random_verdicts(n: int) -> tuple[list[str], list[str]]:
+    rng = random.Random(31)
+    people = [rng.choice(("A", "B", "tie")) for _ in range(n)]
+    return people, [p if rng.random() < 0.6 else rng.choice(("A", "B", "tie")) for p in people]
+
+
+@pytest.mark.parametrize(
+    ("people", "judge"),
+    [
+        (["A", "B"], ["A", "tie"]),  # the hand-worked tables above, whose intervals statsmodels gives
+        (["A", "B", "tie"], ["A", "B", "A"]),
+        _random_verdicts(120),
+    ],
+    ids=["n=2", "n=3", "n=120"],
+)
+def test_ab_tie_agreement_is_statsmodels(people: list[str], judge: list[str]) -> None:
     np = pytest.importorskip("numpy")
     inter_rater = pytest.importorskip("statsmodels.stats.inter_rater")
     proportion = pytest.importorskip("statsmodels.stats.proportion")
-    rng = random.Random(31)
-    labels = ("A", "B", "tie")
-    people = [rng.choice(labels) for _ in range(120)]
-    judge = [p if rng.random() < 0.6 else rng.choice(labels) for p in people]
+    labels, n = ("A", "B", "tie"), len(people)
     table = np.zeros((3, 3))
     for a, b in zip(people, judge, strict=True):
         table[labels.index(a), labels.index(b)] += 1
@@ -210,11 +222,13 @@ def test_ab_tie_agreement_is_statsmodels_at_large_n() -> None:
     assert found.kappa == pytest.approx(expected.kappa, abs=1e-12)
     half = (found.kappa_ci[1] - found.kappa_ci[0]) / 2
     assert half == pytest.approx(1.959963984540054 * expected.std_kappa, abs=1e-12)
-    assert found.accuracy == np.trace(table) / 120
+    assert found.accuracy == np.trace(table) / n
     for i, rate in enumerate(found.per_class):
-        n, agreed = int(table[i].sum()), int(table[i, i])
-        assert (rate.label, rate.n, rate.agreed) == (labels[i], n, agreed)
-        assert rate.ci == pytest.approx(proportion.proportion_confint(agreed, n, method="wilson"), abs=1e-12)
+        given, agreed = int(table[i].sum()), int(table[i, i])
+        assert (rate.label, rate.n, rate.agreed) == (labels[i], given, agreed)
+        if given:
+            expected_ci = proportion.proportion_confint(agreed, given, method="wilson")
+            assert rate.ci == pytest.approx(expected_ci, abs=1e-12)
 
 
 def _answers(body: Any) -> list[str]:
