@@ -48,7 +48,7 @@ def _plus(total: float | None, value: float | None) -> float | None:
     return value if total is None else total + value
 
 
-@attrs.frozen
+@attrs.define
 class Metered:
     """The calls of one row (or of a run) summed.
 
@@ -60,6 +60,9 @@ class Metered:
     input figure at all, ``failed_calls`` the rest (a 429, a 500, an upstream that could not be
     reached).  ``cost`` sums the costs the upstream reported; ``prompts`` holds each call's text, in
     order, when prompts are captured.
+
+    It is summed in place (:meth:`add`): a row of thousands of calls costs each call once, its
+    prompt appended, never the row's prompts copied.
     """
 
     calls: int = 0
@@ -72,36 +75,35 @@ class Metered:
     counted_input_tokens: int | None = None
     failed_calls: int = 0
     unmeasured_calls: int = 0
-    prompts: tuple[str, ...] = ()
+    prompts: list[str] = attrs.Factory(list)
 
     @classmethod
     def of(cls, calls: Iterable[MeterCall]) -> Metered:
         total = cls()
         for call in calls:
-            total = total.add(call)
+            total.add(call)
         return total
 
-    def add(self, call: MeterCall) -> Metered:
-        """These figures with one more call."""
-        prompts = self.prompts if call.prompt is None else (*self.prompts, call.prompt)
-        cost = _plus(self.cost, call.cost)
+    def add(self, call: MeterCall) -> None:
+        """Count one more call, its prompt with it."""
+        self.count(call)
+        if call.prompt is not None:
+            self.prompts.append(call.prompt)
+
+    def count(self, call: MeterCall) -> None:
+        """Count one more call's figures alone (no prompt: a run's totals)."""
+        self.calls += 1
+        self.cost = _plus(self.cost, call.cost)
         if call.failed:
-            return attrs.evolve(
-                self, calls=self.calls + 1, failed_calls=self.failed_calls + 1, cost=cost, prompts=prompts
-            )
+            self.failed_calls += 1
+            return
         usage = call.usage or Usage()
         stated = usage.input_tokens
         input_tokens = stated if stated is not None else call.counted_input_tokens
-        return Metered(
-            calls=self.calls + 1,
-            input_tokens=_plus(self.input_tokens, input_tokens),
-            output_tokens=_plus(self.output_tokens, usage.output_tokens),
-            cached_input_tokens=_plus(self.cached_input_tokens, usage.cached_input_tokens),
-            cache_write_tokens=_plus(self.cache_write_tokens, usage.cache_write_tokens),
-            cost=cost,
-            stated_input_tokens=_plus(self.stated_input_tokens, stated),
-            counted_input_tokens=_plus(self.counted_input_tokens, call.counted_input_tokens),
-            failed_calls=self.failed_calls,
-            unmeasured_calls=self.unmeasured_calls + (input_tokens is None),
-            prompts=prompts,
-        )
+        self.input_tokens = _plus(self.input_tokens, input_tokens)
+        self.output_tokens = _plus(self.output_tokens, usage.output_tokens)
+        self.cached_input_tokens = _plus(self.cached_input_tokens, usage.cached_input_tokens)
+        self.cache_write_tokens = _plus(self.cache_write_tokens, usage.cache_write_tokens)
+        self.stated_input_tokens = _plus(self.stated_input_tokens, stated)
+        self.counted_input_tokens = _plus(self.counted_input_tokens, call.counted_input_tokens)
+        self.unmeasured_calls += input_tokens is None
