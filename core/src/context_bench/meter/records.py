@@ -22,7 +22,9 @@ class MeterCall:
     ``status`` the HTTP status the client got (502 or 504 when the meter could not reach the
     upstream), ``error`` why the exchange did not complete (None when it did); ``latency`` seconds
     from the request read to its answer's end.  ``prompt`` is the request's text,
-    kept only when the meter captures prompts.  No header is kept: keys are never recorded.
+    kept only when the meter captures prompts; ``turn`` the conversation's turn the call was made
+    for (its ``X-Context-Bench-Turn`` header, from 1; None without one).  No header is kept:
+    keys are never recorded.
     """
 
     row: str | None
@@ -36,6 +38,7 @@ class MeterCall:
     cost: float | None = None
     error: str | None = None
     prompt: str | None = None
+    turn: int | None = None
 
     @property
     def failed(self) -> bool:
@@ -59,7 +62,8 @@ class Metered:
     when no call had it, never 0 for "unknown"; ``unmeasured_calls`` counts answered calls with no
     input figure at all, ``failed_calls`` the rest (a 429, a 500, an upstream that could not be
     reached).  ``cost`` sums the costs the upstream reported; ``prompts`` holds each call's text, in
-    order, when prompts are captured.
+    order, when prompts are captured; ``turns`` the same figures per turn of a conversation, for
+    the calls that said their turn.
 
     It is summed in place (:meth:`add`): a row of thousands of calls costs each call once, its
     prompt appended, never the row's prompts copied.
@@ -76,6 +80,7 @@ class Metered:
     failed_calls: int = 0
     unmeasured_calls: int = 0
     prompts: list[str] = attrs.Factory(list)
+    turns: dict[int, Metered] = attrs.Factory(dict)
 
     @classmethod
     def of(cls, calls: Iterable[MeterCall]) -> Metered:
@@ -85,13 +90,15 @@ class Metered:
         return total
 
     def add(self, call: MeterCall) -> None:
-        """Count one more call, its prompt with it."""
+        """Count one more call, its prompt and its turn's figures with it."""
         self.count(call)
         if call.prompt is not None:
             self.prompts.append(call.prompt)
+        if call.turn is not None:
+            self.turns.setdefault(call.turn, Metered()).count(call)
 
     def count(self, call: MeterCall) -> None:
-        """Count one more call's figures alone (no prompt: a run's totals)."""
+        """Count one more call's figures alone (no prompt, no turn: a run's totals)."""
         self.calls += 1
         self.cost = _plus(self.cost, call.cost)
         if call.failed:
