@@ -22,6 +22,8 @@ from context_bench.cli import main
 from context_bench.meter import Meter, MeterCall, Metered, Usage
 from context_bench.metering import ROW_HEADER, TURN_HEADER
 from context_bench.prices import Price
+from context_bench.records import Comparison, GroupSummary, Summary
+from context_bench.reports import turn_sections
 from context_bench.testing import FakeServer, Reply, free_port
 from context_bench.turn_costs import cost_per_turn, paired_cost_per_turn, stops_paying_from
 
@@ -317,3 +319,42 @@ def test_a_command_program_run_once_a_turn_finds_its_turn_in_cbench_turn(capsys,
     (row,) = json.loads(out)["rows"]
     # turn 1 reads "one two three"; turn 2 "user: one two three\n\nassistant: ok\n\nuser: four"
     assert [(turn["turn"], turn["input_tokens"]) for turn in row["metered"]["turns"]] == [(1, 3), (2, 8)]
+
+
+def _summary(base_costs, own_costs, stops):
+    groups = [
+        GroupSummary("baseline", "chat", cost_per_turn=base_costs),
+        GroupSummary("compressed", "chat", cost_per_turn=own_costs),
+    ]
+    turns = {"baseline": base_costs, "system": own_costs}
+    comparison = Comparison(
+        "compressed", "baseline", "chat", "f1", None, None, None, 0, None, None, None, None, [], [],
+        cost_per_turn=turns, stops_paying_from_turn=stops,
+    )  # fmt: skip
+    return Summary(groups=groups, comparisons=[comparison], baseline="baseline")
+
+
+def test_a_long_conversation_shows_its_first_turns_the_stop_and_its_last_two():
+    """20 turns: the baseline $0.001 each; the compressor $0.0001 for 14 turns, then $0.01, so its
+    running total (0.0114 at turn 15, 0.0214 at 16) passes the baseline's (0.015, 0.016) at 16."""
+    base, own = [0.001] * 20, [0.0001] * 14 + [0.01] * 6
+    assert stops_paying_from(base, own) == 16
+    (section,) = turn_sections.build(_summary(base, own, 16))
+    assert [row[0] for row in section.rows] == ["1", "2", "3", "4", "5", "6", "7", "8", "16", "19", "20"]
+    assert section.title.endswith("vs baseline: compressed stops paying off from turn 16)")
+    assert section.rows[8] == ("16", "$0.0010 ($0.0160)", "$0.0100 ($0.0214)")
+
+
+@pytest.mark.parametrize(
+    ("own", "said"),
+    [
+        ([0.0005, 0.0005], "; vs baseline: compressed pays off to the end)"),
+        ([0.0005, None], ")"),  # a turn of unknown cost: nothing said, its running total unknown
+    ],
+)
+def test_the_title_says_a_system_pays_off_only_when_every_turn_is_known(own, said):
+    (section,) = turn_sections.build(_summary([0.001, 0.001], own, None))
+    assert (
+        section.title == f"Cost per turn on chat (mean $ a row at each turn, running total in brackets{said}"
+    )
+    assert section.rows[-1][-1] == ("$0.0005 ($0.0010)" if own[1] else "- (-)")
