@@ -216,6 +216,7 @@ def test_the_json_reports_names():
         "system", "baseline", "dataset", "field", "delta", "ci", "p_value", "n", "test",
         "compression_ratio", "tokens_saved", "cost_saved", "lost", "gained", "significant", "mdd",
         "coverage", "only_baseline", "only_system", "cost_source", "direction", "lost_by_cause",
+        "cost_per_turn", "stops_paying_from_turn",
     }  # fmt: skip
     assert comparison["direction"] == "higher"
     assert summary["score_fields"] == {"f1": {"direction": "higher", "failure_value": 0.0}}

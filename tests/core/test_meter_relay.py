@@ -186,7 +186,7 @@ def test_keys_and_headers_are_never_recorded(upstream):
         )
         taken = meter.take("k")
         recorded = repr((taken, meter.totals, meter.unattributed, meter._ledger.__dict__))
-    assert taken.prompts == ("Capital of France?",)
+    assert taken.prompts == ["Capital of France?"]
     assert upstream.seen[0].headers["x-api-key"] == secrets[1]
     for secret in secrets:
         assert secret not in recorded
@@ -288,3 +288,13 @@ def test_a_request_the_tokenizer_cannot_count_is_still_relayed_and_left_uncounte
     with Meter(upstream.url, tokenizer=str(tmp_path / "tokenizer.json")) as meter:
         assert _post(meter.url, CHAT, **{ROW_HEADER: "x"}).status_code == 200
         assert meter.take("x") == Metered(calls=1, input_tokens=10, stated_input_tokens=10, output_tokens=2)
+
+
+def test_a_rows_prompts_are_captured_and_the_runs_totals_keep_none(upstream):
+    """The totals count every call of a run: holding its prompts too would keep a whole run's text."""
+    with Meter(upstream.url, capture_prompts=True) as meter:
+        for _ in range(3):
+            _post(meter.url, CHAT, **{ROW_HEADER: "r"})
+        _post(meter.url, CHAT)
+        assert meter.take("r").prompts == ["Capital of France?"] * 3
+        assert (meter.totals.calls, meter.totals.prompts, meter.unattributed.prompts) == (4, [], [])

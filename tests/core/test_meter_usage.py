@@ -142,8 +142,19 @@ def test_a_rows_calls_are_summed_stated_usage_first_then_the_count():
         counted_input_tokens=138,
         failed_calls=2,
         unmeasured_calls=0,
-        prompts=("one", "two", "three"),
+        prompts=["one", "two", "three"],
     )
+
+
+def test_a_row_s_prompts_are_appended_never_copied():
+    """A row of thousands of calls with captured prompts costs each call once: its list of prompts
+    is the same list after every call (a copy a call is quadratic in the row's calls)."""
+    metered = Metered()
+    prompts = metered.prompts
+    for n in range(3000):
+        metered.add(_call(prompt=f"p{n}"))
+        assert metered.prompts is prompts
+    assert prompts == [f"p{n}" for n in range(3000)]
 
 
 def test_an_answered_call_with_no_figure_is_counted_as_unmeasured_not_as_zero():

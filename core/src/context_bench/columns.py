@@ -15,6 +15,7 @@ import attrs
 
 from .compact import Ids
 from .records import EvalRow
+from .turn_costs import Turns, row_turns
 
 if TYPE_CHECKING:
     from .direction import Direction
@@ -54,6 +55,9 @@ class Columns:
     counted: array | None = None
     #: Each row's ``evidence_kept``, NaN where it has none; None until a row of the group has one.
     evidence: array | None = None
+    #: Each row's metered figures per turn of a conversation (:func:`~context_bench.turn_costs.row_turns`,
+    #: empty for a row without); None until a row of the group has turns.
+    turns: list[Turns] | None = None
     missing: int = 0
     #: Per score field, the positions of the rows that count its failure value there (errored rows
     #: that lack it): they never pass a threshold, whatever that value reaches.
@@ -102,6 +106,11 @@ class Columns:
         for figure, column in self.metered.items():
             value = metered.get(figure)
             column.append(NAN if value is None else float(value))
+        turns = row_turns(metered)
+        if turns or self.turns is not None:
+            if self.turns is None:
+                self.turns = [{} for _ in range(position)]
+            self.turns.append(turns)
 
     def passing(self, field: str, direction: Direction, threshold: float) -> list[bool]:
         """Whether each row passes ``threshold`` in ``field``, read in its ``direction``; a row

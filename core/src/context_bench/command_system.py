@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .command_run import DEFAULT_MAX_OUTPUT_BYTES, OUTPUT_GRACE, Finished, run_program
-from .metering import current
+from .metering import TURN_VARIABLE, current
 from .secrets import redact, redact_command
 from .systems import build_messages, conversation_turns, follow_up
 
@@ -65,7 +65,8 @@ class CommandSystem:
     current directory when the system is made).  ``build_prompt`` (an example to the text the
     program reads) replaces :func:`prompt_text`.  In a metered run it also gets the meter's base
     URL in ``CBENCH_METER_URL`` and its row's token in ``CBENCH_ROW`` (the ``X-Context-Bench-Row``
-    header to send; :mod:`context_bench.metering`).
+    header to send; :mod:`context_bench.metering`), and answering a turn of a conversation, the
+    turn in ``CBENCH_TURN`` (the ``X-Context-Bench-Turn`` header to send).
 
     A row with ``turns`` (a conversation) runs the program once per turn, each time
     with the conversation so far (its own earlier answers included) as ``role: content``
@@ -141,22 +142,22 @@ class CommandSystem:
             return _noted({"response": answer, "replies": [said]}, notes)
         messages = [] if self.system_prompt is None else [{"role": "system", "content": self.system_prompt}]
         replies = []
-        for turn in turns:
+        for number, turn in enumerate(turns, 1):
             messages.append({"role": "user", "content": turn})
-            replies.append(self._answer(_as_text(messages), notes))
+            replies.append(self._answer(_as_text(messages), notes, number))
             messages.append({"role": "assistant", "content": replies[-1]})
         return _noted({"response": replies[-1], "replies": replies[:-1]}, notes)
 
-    def _answer(self, prompt: str, notes: list[str]) -> str:
+    def _answer(self, prompt: str, notes: list[str], turn: int | None = None) -> str:
         """One run of the program: ``prompt`` in, its standard output out; what it left running
-        noted in ``notes``."""
+        noted in ``notes``; ``turn``, the conversation's turn it answers (``CBENCH_TURN``)."""
         run = run_program(
             self.program,
             self.argv,
             prompt.encode("utf-8"),
             timeout=self.timeout,
             max_output_bytes=self.max_output_bytes,
-            env=self._environment(),
+            env=self._environment(turn),
             cwd=self.cwd,
         )
         failure = self._failure(run)
@@ -173,11 +174,14 @@ class CommandSystem:
             notes.append(f"it exited leaving {left} running: killed when its row ended")
         return run.stdout.decode("utf-8", "replace").rstrip()
 
-    def _environment(self) -> dict[str, str] | None:
+    def _environment(self, turn: int | None) -> dict[str, str] | None:
         """The program's environment: this process's with ``env`` and, in a metered run, the
-        meter's ``CBENCH_METER_URL`` and the row's ``CBENCH_ROW`` (None: this process's as it is)."""
+        meter's ``CBENCH_METER_URL``, the row's ``CBENCH_ROW`` and, answering a turn of a
+        conversation, ``CBENCH_TURN`` (None: this process's as it is)."""
         link = current()
         added = {**self.env, **(link.environment if link is not None else {})}
+        if link is not None and turn is not None:
+            added[TURN_VARIABLE] = str(turn)
         return {**os.environ, **added} if added else None
 
     def _failure(self, run: Finished) -> str | None:

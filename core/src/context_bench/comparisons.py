@@ -24,11 +24,13 @@ from typing import TYPE_CHECKING, Any
 from .evidence import EVIDENCE_DROPPED, EVIDENCE_KEPT, loss_cause
 from .metrics.paired import PairedTest, paired
 from .records import Comparison
+from .turn_costs import paired_cost_per_turn, stops_paying_from
 
 if TYPE_CHECKING:
     from .analysis import Analysis
     from .columns import Columns
     from .direction import Direction, Directions
+    from .prices import Price
     from .records import Cost, Tokens
 
 Key = tuple[str, str]
@@ -75,6 +77,7 @@ def compare(
             sum(dollars[base_key][b] - dollars[(system, dataset)][o] for b, o in real) if same else None
         )
         savings = (*_tokens(base, own, real), cost_saved, source if same else None)
+        turns = _turns(base, own, real, analysis.price(baseline), analysis.price(system))
         for field in [f for f in own.scores if f in base.scores]:
             found.append(
                 _field(
@@ -90,6 +93,7 @@ def compare(
                     analysis,
                     savings,
                     coverage,
+                    turns,
                 )
             )
     return found
@@ -129,6 +133,7 @@ def _field(
     analysis: Analysis,
     savings: tuple[float | None, float | None, float | None, str | None],
     coverage: tuple[float | None, list[str], list[str]],
+    turns: dict[str, list[float | None]] | None,
 ) -> Comparison:
     before_column, after_column = base.scores[field], own.scores[field]
     before = [before_column[b] for b, _ in pairs]
@@ -161,7 +166,23 @@ def _field(
         cost_source=cost_source,
         direction=direction.name,
         lost_by_cause=_by_cause(own, lost_at),
+        cost_per_turn=turns,
+        stops_paying_from_turn=stops_paying_from(turns["baseline"], turns["system"]) if turns else None,
     )
+
+
+def _turns(
+    base: Columns,
+    own: Columns,
+    pairs: list[tuple[int, int]],
+    base_price: Price | None,
+    own_price: Price | None,
+) -> dict[str, list[float | None]] | None:
+    """Both sides' cost per turn over the pairs, when both have turns and their dollars come from
+    one source (both priced by ``--price``, or both the upstream's reported cost)."""
+    if base.turns is None or own.turns is None or (base_price is None) != (own_price is None):
+        return None
+    return paired_cost_per_turn(base.turns, own.turns, pairs, (base_price, own_price))
 
 
 def _by_cause(own: Columns, lost_at: list[int]) -> dict[str, int] | None:

@@ -32,6 +32,7 @@ from .records import (
     Passing,
     Tokens,
 )
+from .turn_costs import cost_per_turn
 
 if TYPE_CHECKING:
     from .columns import Columns
@@ -281,6 +282,8 @@ class RunFigures:
     cache_hit_shares: dict[Key, float | None] = attrs.Factory(dict)
     #: Each group's mean ``evidence_kept`` over its rows that mark evidence.
     evidence_retentions: dict[Key, float | None] = attrs.Factory(dict)
+    #: Each group's mean dollars per turn of a multi-turn replay (:mod:`context_bench.turn_costs`).
+    turn_costs: dict[Key, list[float | None] | None] = attrs.Factory(dict)
 
 
 def run_figures(
@@ -328,8 +331,9 @@ def run_figures(
     missing = list(dict.fromkeys([*unpriced, *total.unpriced(analysis)]))
     shares = {key: cache_hit_share(group) for key, group in columns.items()}
     kept = {key: evidence_retention(group) for key, group in columns.items()}
+    turns = {key: cost_per_turn(group.turns or (), analysis.price(key[0])) for key, group in columns.items()}
     return RunFigures(
-        groups, places, comparisons, named, missing, baseline, said, sources, found, shares, kept
+        groups, places, comparisons, named, missing, baseline, said, sources, found, shares, kept, turns
     )
 
 

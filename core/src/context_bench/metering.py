@@ -5,7 +5,9 @@ upstream (:class:`~context_bench.run_meter.RunMeter`).  Each row gets a token; w
 system runs, :func:`current` gives it the meter's URL and the token (a :class:`MeterLink`):
 ``OpenAIProxy`` sends every request with the row header (through the meter when its endpoint is the
 meter's upstream), ``CommandSystem`` exports ``CBENCH_METER_URL`` and ``CBENCH_ROW`` to its
-program, and a Python system reads them the same way.  When the row finishes, its calls are taken
+program, and a Python system reads them the same way.  A conversation's calls also say their turn
+(``X-Context-Bench-Turn``, from 1; ``CBENCH_TURN`` for a program run once per turn), so the meter
+gives a row's figures per turn.  When the row finishes, its calls are taken
 from the meter onto ``row.metered``.
 
 This module imports nothing of the package: the row's link travels with its task (to a Ray worker
@@ -20,13 +22,25 @@ from contextvars import ContextVar
 
 import attrs
 
-__all__ = ["METER_URL_VARIABLE", "ROW_HEADER", "ROW_VARIABLE", "MeterLink", "current"]
+__all__ = [
+    "METER_URL_VARIABLE",
+    "ROW_HEADER",
+    "ROW_VARIABLE",
+    "TURN_HEADER",
+    "TURN_VARIABLE",
+    "MeterLink",
+    "current",
+]
 
 #: The header that says which row a call belongs to.
 ROW_HEADER = "X-Context-Bench-Row"
+#: The header that says which turn of a conversation (from 1) a call was made for.
+TURN_HEADER = "X-Context-Bench-Turn"
 #: The variables a ``--command`` program finds the meter's base URL and its row's token in.
 METER_URL_VARIABLE = "CBENCH_METER_URL"
 ROW_VARIABLE = "CBENCH_ROW"
+#: The variable a program run once per turn of a conversation finds its turn in (from 1).
+TURN_VARIABLE = "CBENCH_TURN"
 
 
 @attrs.frozen
@@ -43,6 +57,10 @@ class MeterLink:
     def headers(self) -> dict[str, str]:
         """The header every request of the row carries."""
         return {ROW_HEADER: self.row}
+
+    def turn_headers(self, turn: int) -> dict[str, str]:
+        """The headers of a request made for turn ``turn`` (from 1) of the row's conversation."""
+        return {ROW_HEADER: self.row, TURN_HEADER: str(turn)}
 
     @property
     def environment(self) -> dict[str, str]:

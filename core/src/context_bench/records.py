@@ -237,6 +237,12 @@ class Comparison:
     #: The ``lost`` rows by cause (:mod:`context_bench.evidence`): ``evidence_dropped`` and
     #: ``evidence_kept``; None where the system's rows mark no evidence.
     lost_by_cause: dict[str, int] | None = None
+    #: A multi-turn replay's mean dollars at each turn (the first item turn 1) of the baseline's and
+    #: the system's rows both reached it (``{"baseline": [...], "system": [...]}``), and the first
+    #: turn from which the system's cumulative cost is above the baseline's to the end (None:
+    #: never, or no turns; :mod:`context_bench.turn_costs`).
+    cost_per_turn: dict[str, list[float | None]] | None = None
+    stops_paying_from_turn: int | None = None
 
     def shared(self) -> str:
         """``4 of 10 rows shared`` where the system lacks some of the baseline's rows, else ''
@@ -331,6 +337,9 @@ class GroupSummary:
     cache_hit_share: float | None = None
     #: The mean ``evidence_kept`` of its rows that mark evidence (None: none does).
     evidence_retention: float | None = None
+    #: A multi-turn replay's mean dollars at each turn, the first item turn 1, over the rows that
+    #: reached it (metered rows whose calls said their turn; None: none did).
+    cost_per_turn: list[float | None] | None = None
     #: With ``--repeats``, per score field (:mod:`context_bench.repeats`): the within-row standard
     #: deviation, the rows whose repeats disagree at the threshold, pass@k and pass^k (0/1 fields).
     within_row_sd: dict[str, float | None] = attrs.Factory(dict)

@@ -33,12 +33,17 @@ METERED_FIELDS = (
 
 
 def metered_figures(metered: Metered, keep_prompts: bool = False) -> dict[str, Any]:
-    """A row's ``metered`` in its report: :data:`METERED_FIELDS` (``prompts`` too with
-    ``keep_prompts``).  The input is None when an answered call had no input figure (no usage
+    """A row's ``metered`` in its report: :data:`METERED_FIELDS`, ``turns`` (the same figures per
+    turn of a conversation, ``turn`` first) where its calls said their turn, and ``prompts`` too
+    with ``keep_prompts``.  The input is None when an answered call had no input figure (no usage
     stated, no tokenizer): a partial sum would read as savings."""
     figures = {field: getattr(metered, field) for field in METERED_FIELDS}
     if metered.unmeasured_calls:
         figures["input_tokens"] = None
+    if metered.turns:
+        figures["turns"] = [
+            {"turn": turn, **metered_figures(metered.turns[turn])} for turn in sorted(metered.turns)
+        ]
     if keep_prompts:
         figures["prompts"] = list(metered.prompts)
     return figures

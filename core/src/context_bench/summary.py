@@ -713,6 +713,7 @@ class Summarizer:
             tokens_source=figures.sources.get((system, dataset)),
             cache_hit_share=figures.cache_hit_shares.get((system, dataset)),
             evidence_retention=figures.evidence_retentions.get((system, dataset)),
+            cost_per_turn=figures.turn_costs.get((system, dataset)),
             **(group.repeats.figures() if group.repeats is not None else {}),
         )
 

@@ -92,8 +92,9 @@ class OpenAIProxy:
     summed over the turns (the row's latency is the whole conversation's).
 
     In a metered run (:mod:`context_bench.metering`) every request carries the row's
-    ``X-Context-Bench-Row`` header, and goes through the meter when this endpoint is the meter's
-    upstream; the endpoint named here still names the system (its report, its cache entries).
+    ``X-Context-Bench-Row`` header (a conversation's also ``X-Context-Bench-Turn``), and goes
+    through the meter when this endpoint is the meter's upstream; the endpoint named here still
+    names the system (its report, its cache entries).
     """
 
     def __init__(
@@ -225,10 +226,13 @@ class OpenAIProxy:
         second = self._send(self._body(limit, self._with_system_prompt([_user(prompt)])))
         return _answered([completion, second])
 
-    def _send(self, body: dict[str, Any]) -> Any:
-        """One request, with the row's header (and through the meter) in a metered run."""
+    def _send(self, body: dict[str, Any], turn: int | None = None) -> Any:
+        """One request, with the row's header (and through the meter) in a metered run, and the
+        turn's when it is made for a turn of a conversation."""
         link = current()
-        return self._http(link).send(body, link.headers if link is not None else None)
+        if link is None:
+            return self._http().send(body, None)
+        return self._http(link).send(body, link.headers if turn is None else link.turn_headers(turn))
 
     def _body(self, example: Mapping[str, Any], messages: list[dict[str, Any]]) -> dict[str, Any]:
         """The request body: the row's ``max_tokens`` unless the system sets a limit of its own."""
@@ -246,9 +250,9 @@ class OpenAIProxy:
         """Send the turns one by one, the conversation growing with the model's own replies."""
         messages = self._with_system_prompt([])
         completions = []
-        for turn in turns:
+        for number, turn in enumerate(turns, 1):
             messages.append(_user(turn))
-            completions.append(self._send(self._body(example, messages)))
+            completions.append(self._send(self._body(example, messages), number))
             messages.append({"role": "assistant", "content": completions[-1].content})
         return _answered(completions)
 

@@ -42,20 +42,20 @@ class Ledger:
 
     def finish(self, call: MeterCall) -> None:
         with self._changed:
-            self.total = self.total.add(call)
+            self.total.count(call)
             row = call.row
             if row is None:
-                self.unattributed = self.unattributed.add(call)
+                self.unattributed.count(call)
                 return
             self._in_flight[row] -= 1
             if self._in_flight[row] <= 0:
                 del self._in_flight[row]
             if row in self._abandoned:
-                self.unattributed = self.unattributed.add(call)
+                self.unattributed.count(call)
                 if row not in self._in_flight:
                     self._abandoned.discard(row)
             else:
-                self._rows[row] = self._rows.get(row, Metered()).add(call)
+                self._rows.setdefault(row, Metered()).add(call)
             self._changed.notify_all()
 
     def take(self, row: str, wait: float = TAKE_WAIT) -> Metered:

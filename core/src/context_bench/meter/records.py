@@ -22,7 +22,9 @@ class MeterCall:
     ``status`` the HTTP status the client got (502 or 504 when the meter could not reach the
     upstream), ``error`` why the exchange did not complete (None when it did); ``latency`` seconds
     from the request read to its answer's end.  ``prompt`` is the request's text,
-    kept only when the meter captures prompts.  No header is kept: keys are never recorded.
+    kept only when the meter captures prompts; ``turn`` the conversation's turn the call was made
+    for (its ``X-Context-Bench-Turn`` header, from 1; None without one).  No header is kept:
+    keys are never recorded.
     """
 
     row: str | None
@@ -36,6 +38,7 @@ class MeterCall:
     cost: float | None = None
     error: str | None = None
     prompt: str | None = None
+    turn: int | None = None
 
     @property
     def failed(self) -> bool:
@@ -48,7 +51,7 @@ def _plus(total: float | None, value: float | None) -> float | None:
     return value if total is None else total + value
 
 
-@attrs.frozen
+@attrs.define
 class Metered:
     """The calls of one row (or of a run) summed.
 
@@ -59,7 +62,11 @@ class Metered:
     when no call had it, never 0 for "unknown"; ``unmeasured_calls`` counts answered calls with no
     input figure at all, ``failed_calls`` the rest (a 429, a 500, an upstream that could not be
     reached).  ``cost`` sums the costs the upstream reported; ``prompts`` holds each call's text, in
-    order, when prompts are captured.
+    order, when prompts are captured; ``turns`` the same figures per turn of a conversation, for
+    the calls that said their turn.
+
+    It is summed in place (:meth:`add`): a row of thousands of calls costs each call once, its
+    prompt appended, never the row's prompts copied.
     """
 
     calls: int = 0
@@ -72,36 +79,38 @@ class Metered:
     counted_input_tokens: int | None = None
     failed_calls: int = 0
     unmeasured_calls: int = 0
-    prompts: tuple[str, ...] = ()
+    prompts: list[str] = attrs.Factory(list)
+    turns: dict[int, Metered] = attrs.Factory(dict)
 
     @classmethod
     def of(cls, calls: Iterable[MeterCall]) -> Metered:
         total = cls()
         for call in calls:
-            total = total.add(call)
+            total.add(call)
         return total
 
-    def add(self, call: MeterCall) -> Metered:
-        """These figures with one more call."""
-        prompts = self.prompts if call.prompt is None else (*self.prompts, call.prompt)
-        cost = _plus(self.cost, call.cost)
+    def add(self, call: MeterCall) -> None:
+        """Count one more call, its prompt and its turn's figures with it."""
+        self.count(call)
+        if call.prompt is not None:
+            self.prompts.append(call.prompt)
+        if call.turn is not None:
+            self.turns.setdefault(call.turn, Metered()).count(call)
+
+    def count(self, call: MeterCall) -> None:
+        """Count one more call's figures alone (no prompt, no turn: a run's totals)."""
+        self.calls += 1
+        self.cost = _plus(self.cost, call.cost)
         if call.failed:
-            return attrs.evolve(
-                self, calls=self.calls + 1, failed_calls=self.failed_calls + 1, cost=cost, prompts=prompts
-            )
+            self.failed_calls += 1
+            return
         usage = call.usage or Usage()
         stated = usage.input_tokens
         input_tokens = stated if stated is not None else call.counted_input_tokens
-        return Metered(
-            calls=self.calls + 1,
-            input_tokens=_plus(self.input_tokens, input_tokens),
-            output_tokens=_plus(self.output_tokens, usage.output_tokens),
-            cached_input_tokens=_plus(self.cached_input_tokens, usage.cached_input_tokens),
-            cache_write_tokens=_plus(self.cache_write_tokens, usage.cache_write_tokens),
-            cost=cost,
-            stated_input_tokens=_plus(self.stated_input_tokens, stated),
-            counted_input_tokens=_plus(self.counted_input_tokens, call.counted_input_tokens),
-            failed_calls=self.failed_calls,
-            unmeasured_calls=self.unmeasured_calls + (input_tokens is None),
-            prompts=prompts,
-        )
+        self.input_tokens = _plus(self.input_tokens, input_tokens)
+        self.output_tokens = _plus(self.output_tokens, usage.output_tokens)
+        self.cached_input_tokens = _plus(self.cached_input_tokens, usage.cached_input_tokens)
+        self.cache_write_tokens = _plus(self.cache_write_tokens, usage.cache_write_tokens)
+        self.stated_input_tokens = _plus(self.stated_input_tokens, stated)
+        self.counted_input_tokens = _plus(self.counted_input_tokens, call.counted_input_tokens)
+        self.unmeasured_calls += input_tokens is None

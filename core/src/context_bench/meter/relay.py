@@ -34,14 +34,14 @@ from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 from ..client import reported_cost
-from ..metering import ROW_HEADER
+from ..metering import ROW_HEADER, TURN_HEADER
 from ..token_count import Tokenizer, load_tokenizer
 from .ledger import TAKE_WAIT, Ledger
 from .records import MeterCall, Metered
 from .request import RequestView, view_request
 from .usage import read_usage
 
-__all__ = ["ROW_HEADER", "Meter"]
+__all__ = ["ROW_HEADER", "TURN_HEADER", "Meter"]
 
 #: Seconds the upstream may take to start and to continue an answer before the client gets a 504.
 DEFAULT_TIMEOUT = 600.0
@@ -49,10 +49,13 @@ DEFAULT_TIMEOUT = 600.0
 MAX_HEAD = 1 << 20
 #: A request body this large is counted on a worker thread, so the relay's loop is not held.
 COUNT_INLINE = 1 << 16
+#: The last turn a call may say it was made for (a conversation's turns are listed up to it).
+MAX_TURN = 100_000
 _HOP_BY_HOP = frozenset(
     {b"connection", b"keep-alive", b"proxy-connection", b"transfer-encoding", b"te", b"upgrade", b"expect"}
 )
 _ROW = ROW_HEADER.lower().encode()
+_TURN = TURN_HEADER.lower().encode()
 _T = TypeVar("_T")
 _timeout = getattr(asyncio, "timeout", None)
 
@@ -129,6 +132,15 @@ async def _body(reader: asyncio.StreamReader, headers: dict[bytes, bytes]) -> by
     return await reader.readexactly(length) if length else b""
 
 
+def _turn(value: bytes | None) -> int | None:
+    """A call's turn from its ``X-Context-Bench-Turn`` header: a whole number from 1 to
+    :data:`MAX_TURN` (anything else says no turn: the call still counts on its row)."""
+    value = (value or b"").strip()
+    if not value.isdigit() or len(value) > 6 or not 0 < int(value) <= MAX_TURN:
+        return None
+    return int(value)
+
+
 def _decoded(body: bytes, encoding: bytes) -> bytes | None:
     """An answer's body as text for reading its usage (None: an encoding this Python cannot undo)."""
     encoding = encoding.strip().lower()
@@ -201,13 +213,14 @@ class _Relay:
         body = await _body(reader, headers)
         token = headers.get(_ROW)
         row = self.ledger.begin(token.decode("latin-1") if token else None)
+        turn = _turn(headers.get(_TURN))
         kept = [line for line in lines if line.partition(b":")[0].strip().lower() not in _HOP_BY_HOP]
         out = [method + b" " + self.upstream.target(path) + b" HTTP/1.1"]
         out += [line for line in kept if not line.lower().startswith((b"host:", b"content-length:"))]
         out += [b"Host: " + self.upstream.netloc, b"Content-Length: %d" % len(body), b"", b""]
         request = b"\r\n".join(out) + body
         close = headers.get(b"connection", b"").lower() == b"close"
-        outcome = _Outcome(lambda: self._record(outcome, row, path, started))
+        outcome = _Outcome(lambda: self._record(outcome, row, turn, path, started))
         try:
             await self._exchange(request, body, method, writer, outcome)
         except BaseException as exc:
@@ -217,7 +230,9 @@ class _Relay:
             outcome.settle()
         return not (close or outcome.close)
 
-    def _record(self, outcome: _Outcome, row: str | None, path: bytes, started: float) -> None:
+    def _record(
+        self, outcome: _Outcome, row: str | None, turn: int | None, path: bytes, started: float
+    ) -> None:
         view = outcome.view or RequestView()
         self.ledger.finish(
             MeterCall(
@@ -232,6 +247,7 @@ class _Relay:
                 cost=outcome.cost,
                 error=outcome.error,
                 prompt=view.prompt,
+                turn=turn,
             )
         )
 

@@ -27,7 +27,7 @@ from typing import Any, TextIO
 
 from ..direction import Directions
 from ..records import EvalResult
-from . import View, by_sections, figure_sections, sections, summary_of, svg, sweep_sections
+from . import View, by_sections, figure_sections, sections, summary_of, svg, sweep_sections, turn_sections
 from .html_rows import PAGE, RowEncoder
 from .sections import Section, printable
 from .verdict import verdicts
@@ -127,6 +127,7 @@ def write(
         *sweep_sections.repeats(summary),
         *sections.build(summary, detail),
         *by_sections.build(summary),
+        *turn_sections.build(summary),
         *figure_sections.build(summary, detail),
     ]
     body += [_section(section) for section in tables]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..records import EvalResult
-from . import View, by_sections, figure_sections, sections, summary_of, sweep_sections
+from . import View, by_sections, figure_sections, sections, summary_of, sweep_sections, turn_sections
 from .sections import Section, printable
 from .verdict import verdicts
 
@@ -25,6 +25,7 @@ def render(result: EvalResult, view: View | None = None) -> str:
         *sweep_sections.repeats(summary),
         *sections.build(summary, detail=view is not None and view.detail),
         *by_sections.build(summary),
+        *turn_sections.build(summary),
         *figure_sections.build(summary, detail=view is not None and view.detail),
     ]
     parts += [_table(figure_sections.readable(whole)) for whole in wholes]

@@ -13,7 +13,7 @@ import shutil
 import textwrap
 
 from ..records import ErrorMessage, EvalResult
-from . import View, by_sections, figure_sections, sections, summary_of, sweep_sections
+from . import View, by_sections, figure_sections, sections, summary_of, sweep_sections, turn_sections
 from .sections import MAX_WIDTH, Section, printable, width_of
 from .verdict import verdicts
 
@@ -55,6 +55,7 @@ def render(result: EvalResult, view: View) -> str:
     else:  # --by's tables were asked for by name: on the one screen too
         wholes = [compact(section) for section in figure_sections.key_figures(summary)]
         wholes += by_sections.build(summary)
+    wholes += turn_sections.build(summary)  # a multi-turn replay's: short, on the one screen too
     wholes += [*sweep_sections.curves(summary), *sweep_sections.repeats(summary)]
     parts += [_table(figure_sections.readable(whole, width), width) for whole in wholes]
     notes = [f"warning: {_line(note)}" for note in sections.warnings(summary)]
