@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
+
+import pytest
 
 from context_bench.cli import main
 from context_bench.testing import FakeServer, free_port
@@ -41,6 +44,9 @@ _spec = importlib.util.spec_from_file_location(
 )
 _proxy = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_proxy)
+_spec = importlib.util.spec_from_file_location("cbench_browser", Path(__file__).parents[1] / "browser.py")
+browser = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(browser)
 
 
 def _model(body) -> str:
@@ -48,7 +54,7 @@ def _model(body) -> str:
     return "Paris" if "capital of france" in words and "where" in words.split() else "unknown"
 
 
-def _run(capsys, tmp_path, rows):
+def _run(capsys, tmp_path, rows, output=("--output", "json")):
     data = tmp_path / "facts.jsonl"
     data.write_text(
         "".join(json.dumps({"id": str(n), **row, "answer": "Paris"}) + "\n" for n, row in enumerate(rows))
@@ -60,10 +66,10 @@ def _run(capsys, tmp_path, rows):
     ):
         flags = ["--meter", model.url, "--meter-port", str(port), "--proxy", model.url, "--name", "baseline"]
         flags += ["--proxy", compressor.url, "--name", "compressed", "--max-concurrency", "4"]
-        code = main(["run", *flags, "--dataset", str(data), "--output", "json", "--no-progress"])
+        code = main(["run", *flags, "--dataset", str(data), *output, "--no-progress"])
     out, err = capsys.readouterr()
     assert code == 0, err
-    return json.loads(out)
+    return json.loads(out) if output == ("--output", "json") else out
 
 
 def test_each_lost_row_says_whether_its_evidence_reached_the_model(capsys, tmp_path):
@@ -89,6 +95,57 @@ def test_each_lost_row_says_whether_its_evidence_reached_the_model(capsys, tmp_p
     f1 = next(c for c in summary["comparisons"] if c["field"] == "f1")
     assert sorted(f1["lost"], key=int) == ["1", "2", "3"]
     assert f1["lost_by_cause"] == {"evidence_dropped": 2, "evidence_kept": 1}
+
+
+#: Each row's (system, id, evidence_kept, loss_cause), worked by hand above.
+CAUSES = {
+    *(("baseline", str(n), 1.0, None) for n in range(4)),
+    ("compressed", "0", 1.0, None),
+    ("compressed", "1", 0.5, "evidence dropped"),
+    ("compressed", "2", 1.0, "evidence kept, answer wrong"),
+    ("compressed", "3", 0.0, "evidence dropped"),
+}
+
+
+def _page_causes(page: Path, rows: list[list] | None = None) -> set[tuple]:
+    """Each row's (system, id, evidence kept, loss cause) as the page's script reads them
+    (html_rows.RowEncoder's arrays), from the page or from ``rows``, the file beside it."""
+    data = json.loads(re.search(r'id="cb-data">(.*?)</script>', page.read_text(), re.S)[1])
+    at = dict(data["figures"])
+    return {
+        (data["systems"][row[1]], row[3], row[5][at["evidence kept"]], row[5][at["loss cause"]])
+        for row in (data["rows"] if rows is None else rows)
+    }
+
+
+def test_the_jsonl_and_html_rows_carry_the_causes_too(capsys, tmp_path):
+    rows = [{"context": c, "question": q, "evidence": e} for c, q, e in ROWS]
+    jsonl = tmp_path / "run.jsonl"
+    _run(capsys, tmp_path, rows, ("--output", "jsonl", "--out", str(jsonl)))
+    lines = [json.loads(line) for line in jsonl.read_text().splitlines()]
+    assert {(r["system"], r["id"], r["evidence_kept"], r["loss_cause"]) for r in lines} == CAUSES
+    page = tmp_path / "run.html"
+    _run(capsys, tmp_path, rows, ("--output", "html", "--out", str(page)))
+    assert _page_causes(page) == CAUSES
+    # past --html-inline-rows the rows are in a file beside the page
+    paged = tmp_path / "paged.html"
+    _run(capsys, tmp_path, rows, ("--output", "html", "--out", str(paged), "--html-inline-rows", "0"))
+    beside = [json.loads(line) for line in (tmp_path / "paged.rows.jsonl").read_text().splitlines()]
+    assert _page_causes(paged, beside) == CAUSES
+
+
+@pytest.mark.skipif(browser.missing() is not None, reason=browser.missing() or "")
+@pytest.mark.timeout(60)
+def test_the_page_shows_each_rows_cause(capsys, tmp_path):
+    rows = [{"context": c, "question": q, "evidence": e} for c, q, e in ROWS]
+    page = tmp_path / "run.html"
+    _run(capsys, tmp_path, rows, ("--output", "html", "--out", str(page)))
+    with browser.Browser() as driver:
+        driver.open(page)
+        cells = driver.run("[...document.querySelectorAll('#cb-rows td')].map(td => td.textContent)")
+        assert driver.errors == []
+    assert cells.count("evidence dropped") == 2
+    assert cells.count("evidence kept, answer wrong") == 1
 
 
 def test_rows_without_evidence_have_no_retention_and_no_cause(capsys, tmp_path):
