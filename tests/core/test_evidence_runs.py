@@ -54,15 +54,15 @@ def _model(body) -> str:
     return "Paris" if "capital of france" in words and "where" in words.split() else "unknown"
 
 
-def _run(capsys, tmp_path, rows, output=("--output", "json")):
+def _run(capsys, tmp_path, rows, output=("--output", "json"), answer=_model, keep=KEEP):
     data = tmp_path / "facts.jsonl"
     data.write_text(
-        "".join(json.dumps({"id": str(n), **row, "answer": "Paris"}) + "\n" for n, row in enumerate(rows))
+        "".join(json.dumps({"id": str(n), "answer": "Paris", **row}) + "\n" for n, row in enumerate(rows))
     )
     port = free_port()
     with (
-        FakeServer(_model) as model,
-        _proxy.TruncatingProxy(f"http://127.0.0.1:{port}/v1", KEEP) as compressor,
+        FakeServer(answer) as model,
+        _proxy.TruncatingProxy(f"http://127.0.0.1:{port}/v1", keep) as compressor,
     ):
         flags = ["--meter", model.url, "--meter-port", str(port), "--proxy", model.url, "--name", "baseline"]
         flags += ["--proxy", compressor.url, "--name", "compressed", "--max-concurrency", "4"]
@@ -160,3 +160,75 @@ def test_rows_without_evidence_have_no_retention_and_no_cause(capsys, tmp_path):
         "2",
         "3",
     ]
+
+
+#: LoCoMo's own layout (plugins/cbench-memory/tests/fixtures/locomo_mini.json's first conversation):
+#: sessions of turns with dialog ids, QA pairs naming their evidence by those ids.
+LOCOMO = json.loads(
+    (Path(__file__).parents[2] / "plugins/cbench-memory/tests/fixtures/locomo_mini.json").read_text()
+)[0]
+
+
+def _locomo_rows() -> list[dict]:
+    """One row per LoCoMo question with an answer: the conversation as its context ("Speaker: text"
+    a line), LoCoMo's conversation and its evidence ids as they are."""
+    conversation = LOCOMO["conversation"]
+    turns = [
+        t
+        for key, ts in conversation.items()
+        if key.startswith("session_") and isinstance(ts, list)
+        for t in ts
+    ]
+    context = "\n".join(f"{t['speaker']}: {t['text']}" for t in turns)
+    return [
+        {
+            "context": context,
+            "conversation": conversation,
+            **{k: qa[k] for k in ("question", "answer", "evidence")},
+        }
+        for qa in LOCOMO["qa"]
+        if qa.get("answer")
+    ]
+
+
+def _reader(body) -> str:
+    """Answers a question it can read; without one, "Biscuit" where the puppy's turn is there."""
+    text = " ".join(m["content"] for m in body["messages"])
+    for qa in LOCOMO["qa"]:
+        if qa.get("answer") and qa["question"] in text:
+            return qa["answer"]
+    return "Biscuit" if "puppy named Biscuit" in text else "unknown"
+
+
+def test_locomo_evidence_turns_are_checked_by_their_text(capsys, tmp_path):
+    """LoCoMo names evidence by dialog id: each id is read as its turn's text.  The compressor keeps
+    20 words, the first two turns (9 words each) and "Caroline: Biscuit", never the question:
+      0: D1:1 (Biscuit)        kept 1/1, answers "Biscuit": right
+      1: D1:2 (Lisbon)         kept 1/1, answers "Biscuit": evidence kept, answer wrong
+      2: D10:1 (pottery)       kept 0/1: evidence dropped
+      3: D2:1, D2:2 (shoes)    kept 0/2: evidence dropped"""
+    report = _run(capsys, tmp_path, _locomo_rows(), answer=_reader, keep=20)
+    found = {
+        (row["system"], row["example_id"], row["evidence_kept"], row["loss_cause"]) for row in report["rows"]
+    }
+    assert found == {
+        *(("baseline", str(n), 1.0, None) for n in range(4)),
+        ("compressed", "0", 1.0, None),
+        ("compressed", "1", 1.0, "evidence kept, answer wrong"),
+        ("compressed", "2", 0.0, "evidence dropped"),
+        ("compressed", "3", 0.0, "evidence dropped"),
+    }
+    assert {g["system"]: g["evidence_retention"] for g in report["summary"]["groups"]} == {
+        "baseline": 1.0,
+        "compressed": 0.5,
+    }
+
+
+def test_a_dialog_id_naming_no_turn_leaves_the_row_unchecked(capsys, tmp_path):
+    """Evidence that names a turn the row does not have is not checked, neither kept nor dropped."""
+    rows = _locomo_rows()
+    rows[0]["evidence"] = ["D1:1", "D7:7"]
+    del rows[1]["conversation"]
+    report = _run(capsys, tmp_path, rows, answer=_reader, keep=20)
+    unchecked = {row["example_id"] for row in report["rows"] if "evidence_kept" not in row}
+    assert unchecked == {"0", "1"}
