@@ -152,8 +152,12 @@ class RowEncoder:
         cause: Callable[[float | None], str | None],
     ) -> Iterator[str]:
         for text in lines:
+            _, system, dataset, _ = text[1:].split(",", 3)  # index, system, dataset: numbers
+            if (int(system), int(dataset)) not in wanted:
+                yield text
+                continue
             row = json.loads(text)
-            if row[3] in wanted.get((row[1], row[2]), ()):
+            if row[3] in wanted[(row[1], row[2])]:
                 row[5][_CAUSE] = cause(row[5][_EVIDENCE])
                 text = _escape(_safe(row))
             yield text
