@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from context_bench.evidence import evidence_kept
+from context_bench.evidence import dialog_passages, evidence_kept, passages
 
 #: A HotpotQA-shaped row: two paragraphs, the supporting facts one sentence of each.
 HOTPOT_CONTEXT = (
@@ -64,3 +64,22 @@ def test_a_needle_in_a_long_haystack():
 @pytest.mark.parametrize("passages", [[], [""], ["  ", "..."], ["the a an"]])
 def test_a_row_without_evidence_has_no_retention_rather_than_a_perfect_one(passages):
     assert evidence_kept(passages, HOTPOT_CONTEXT) is None
+
+
+def test_locomo_dialog_ids_read_as_their_turns_text():
+    conversation = {
+        "speaker_a": "Caroline",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [{"speaker": "Caroline", "dia_id": "D1:1", "text": "I adopted a puppy."}],
+        "session_9": [{"speaker": "Melanie", "dia_id": "D9:17", "text": "I ran a marathon."}],
+    }
+    # LoCoMo writes a few ids in one string, and the odd one with a leading zero
+    assert dialog_passages(["D1:1; D9:17", "D9:017"], conversation) == [
+        "I adopted a puppy.",
+        "I ran a marathon.",
+        "I ran a marathon.",
+    ]
+    assert dialog_passages(["D1:1", "D2:1"], conversation) is None  # a turn the row lacks
+    assert dialog_passages(["a passage of text"], conversation) == ["a passage of text"]
+    assert passages({"evidence": ["D1:1"], "conversation": conversation}) == ["I adopted a puppy."]
+    assert passages({"evidence": ["D1:1"]}) == []  # no turns to read it from: not checked

@@ -126,7 +126,7 @@ def test_fields_keep_their_positions_when_a_later_row_brings_a_new_one():
     assert early[4] == [0.5] and late[4] == [0.25, 1.0]
     head = json.loads(encoder.head() + "}")
     assert head["fields"] == ["f1", "judge"] and head["figures"] == [["latency (s)", 0]]
-    assert head["count"] == 2 and early[5] == [None, None, None, None]
+    assert head["count"] == 2 and early[5] == [None] * 6
 
 
 # -- in Chromium -------------------------------------------------------------------------------

@@ -10,7 +10,11 @@ backend hangs and LiteLLM times it out after 1 s (its 408).  A judge's prompt (i
 ``VERDICT`` or a ``RATING``) is answered as a judge would.  LiteLLM's own failure modes come on top:
 a wrong key (a custom auth hook gives LiteLLM's 401) and the price of ``tiny`` (its
 ``x-litellm-response-cost``).  The ``metered`` model reaches the same backend through a metering
-relay (``litellm_proxy.meter``), with LiteLLM forwarding the client's ``x-`` headers to it.
+relay (``litellm_proxy.meter``), with LiteLLM forwarding the client's ``x-`` headers to it.  The
+LiteLLM configuration docs/savings.md shows for a proxy under test is added as it is written
+(``documented``), its ``api_base`` the port a ``run --meter`` test starts its meter on
+(``meter_port``: nothing listens there between runs); the backend states one prompt token per word
+of that model's question, so each row's metered count is its own.
 
 The tests skip, saying why, only where LiteLLM (with its proxy extra) cannot be imported.
 """
@@ -19,6 +23,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -37,6 +42,12 @@ from context_bench.testing import (
     loopback_environment,
     wait_until_serving,
 )
+
+ROOT = Path(__file__).parents[2]
+#: The model of docs/savings.md's LiteLLM configuration (:func:`documented`).
+DOCUMENTED_MODEL = "gpt-4o-mini"
+#: The key that configuration reads from LiteLLM's environment for the upstream (the meter).
+UPSTREAM_KEY = "sk-cbench-upstream-" + "9876543210" * 2
 
 #: The key the proxy accepts (LiteLLM's auth hook below); any other key gets its 401.
 GOOD_KEY = "sk-cbench-integration-0123456789"
@@ -126,7 +137,10 @@ class Backend:
             return "Helpful and correct.\nRATING: 5"
         if model == "fixed":
             return "I don't know"
-        return next((answer for question, answer in ANSWERS.items() if question in prompt), "no idea")
+        answer = next((answer for question, answer in ANSWERS.items() if question in prompt), "no idea")
+        if model == DOCUMENTED_MODEL:
+            return Reply(answer, usage={"prompt_tokens": len(prompt.split()), "completion_tokens": 1})
+        return answer
 
 
 def _missing() -> str | None:
@@ -139,8 +153,36 @@ def _missing() -> str | None:
     return None
 
 
+def documented() -> dict:
+    """docs/savings.md's LiteLLM configuration for a proxy under test that sends upstream through
+    the meter (its one ``yaml`` block), as a dict."""
+    import yaml
+
+    (block,) = re.findall(
+        r"```yaml\n(.*?)```", (ROOT / "docs" / "savings.md").read_text(encoding="utf-8"), re.S
+    )
+    return yaml.safe_load(block)
+
+
+def _config(meter_port: int, **values: object) -> str:
+    """The proxy's configuration: :data:`CONFIG` with the documented model added as written, its
+    ``api_base`` port ``meter_port``, and its header forwarding."""
+    import yaml
+
+    config = yaml.safe_load(CONFIG.format(**values))
+    shown = documented()
+    (model,) = shown["model_list"]
+    params = model["litellm_params"]
+    params["api_base"] = params["api_base"].replace("PORT", str(meter_port))
+    config["model_list"].append(model)
+    forwarding = config["litellm_settings"]["model_group_settings"]["forward_client_headers_to_llm_api"]
+    forwarding += shown["litellm_settings"]["model_group_settings"]["forward_client_headers_to_llm_api"]
+    return yaml.safe_dump(config, sort_keys=False)
+
+
 def _environment() -> dict[str, str]:
     return loopback_environment(
+        OPENAI_API_KEY=UPSTREAM_KEY,  # the documented model's api_key: os.environ/OPENAI_API_KEY
         LITELLM_LOCAL_MODEL_COST_MAP="True",  # no price list from the network
         LITELLM_TELEMETRY="False",
         LITELLM_DONT_SHOW_FEEDBACK_BOX="True",
@@ -178,10 +220,12 @@ def litellm_proxy(tmp_path_factory):
             f"LiteLLM's proxy cannot be imported ({missing} is missing): pip install 'litellm[proxy]'"
         )
     home = tmp_path_factory.mktemp("litellm")
+    meter_port = free_port()
     with FakeServer(Backend()) as backend, Meter(backend.url) as meter:
         (home / "cbench_auth.py").write_text(AUTH_HOOK.format(good=GOOD_KEY))
         (home / "config.yaml").write_text(
-            CONFIG.format(
+            _config(
+                meter_port,
                 backend=backend.url,
                 meter=meter.url,
                 master=MASTER_KEY,
@@ -210,6 +254,9 @@ def litellm_proxy(tmp_path_factory):
                 key=GOOD_KEY,
                 backend=backend,
                 meter=meter,
+                meter_port=meter_port,
+                documented=documented(),
+                upstream_key=UPSTREAM_KEY,
                 config=home / "config.yaml",
                 startup=startup,
                 log=log,

@@ -9,12 +9,12 @@
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
+import json
 
 import httpx
 import pytest
 
+from context_bench.cli import main
 from context_bench.meter import ROW_HEADER, Meter, Metered
 
 pytestmark = pytest.mark.integration
@@ -89,19 +89,74 @@ def test_litellms_failures_pass_through_the_meter_unchanged(proxy, key_ok, cost)
     assert key not in repr(metered)
 
 
-def test_the_documented_forwarding_is_the_tested_one(proxy):
-    """docs/savings.md's LiteLLM configuration forwards the row header as the suite's proxy does."""
+def test_the_documented_configuration_is_the_tested_one(proxy):
+    """docs/savings.md's LiteLLM configuration is in the suite's proxy as written (the meter's port
+    filled in), and forwards the row header for its model."""
     yaml = pytest.importorskip(
         "yaml", reason="PyYAML reads the configuration (LiteLLM's proxy extra brings it)"
     )
-    text = (Path(__file__).parents[2] / "docs" / "savings.md").read_text(encoding="utf-8")
-    (block,) = re.findall(r"```yaml\n(.*?)```", text, re.S)
-    documented = yaml.safe_load(block)
-    (model,) = documented["model_list"]
+    shown = proxy.documented
+    (model,) = shown["model_list"]
     assert model["litellm_params"]["api_base"] == "http://127.0.0.1:PORT/v1"
     tested = yaml.safe_load(proxy.config.read_text())
-    forwarding = [config["litellm_settings"]["model_group_settings"] for config in (documented, tested)]
-    assert forwarding == [
-        {"forward_client_headers_to_llm_api": [model["model_name"]]},
-        {"forward_client_headers_to_llm_api": ["metered"]},
+    running = next(m for m in tested["model_list"] if m["model_name"] == model["model_name"])
+    params = {**model["litellm_params"], "api_base": f"http://127.0.0.1:{proxy.meter_port}/v1"}
+    assert running == {**model, "litellm_params": params}
+    forwarded = tested["litellm_settings"]["model_group_settings"]["forward_client_headers_to_llm_api"]
+    assert shown["litellm_settings"] == {
+        "model_group_settings": {"forward_client_headers_to_llm_api": [model["model_name"]]}
+    }
+    assert forwarded == ["metered", model["model_name"]]
+
+
+#: The rows of the run below, their questions' words: what the backend states as prompt tokens.
+ROWS = {"What is 2 + 2?": 5, "Capital of France?": 3, "Colour of the sky?": 4}
+
+
+def test_litellm_under_test_is_metered_row_by_row_through_the_cli(proxy, tmp_path, capsys):
+    """LiteLLM as the proxy under test, configured as docs/savings.md says: the run's meter is its
+    upstream, it forwards each request's row header, and every row's calls are counted on that row,
+    three rows at once, as the baseline's calls straight through the meter are."""
+    (model,) = proxy.documented["model_list"]
+    data = tmp_path / "qa.jsonl"
+    data.write_text(
+        "".join(
+            json.dumps({"id": str(n), "question": q, "answer": proxy.answers[q]}) + "\n"
+            for n, q in enumerate(ROWS)
+        )
+    )
+    flags = [
+        "--meter",
+        proxy.backend.url,
+        "--meter-port",
+        str(proxy.meter_port),
+        "--model",
+        model["model_name"],
     ]
+    flags += ["--proxy", proxy.backend.url, "--name", "baseline", "--proxy", proxy.url, "--name", "litellm"]
+    code = main(
+        ["run", *flags, "--dataset", str(data), "--max-concurrency", "3", "--output", "json", "--no-progress"]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    report = json.loads(out)
+    metered = {(row["system"], row["example_id"]): row["metered"] for row in report["rows"]}
+    for n, words in enumerate(ROWS.values()):
+        for system in ("baseline", "litellm"):
+            assert metered[(system, str(n))] == {
+                "calls": 1,
+                "input_tokens": words,
+                "output_tokens": 1,
+                "cached_input_tokens": None,
+                "cache_write_tokens": None,
+                "cost": None,
+            }
+    summary = report["summary"]
+    assert summary["metered"]["unattributed"]["calls"] == 0
+    assert "could not be attributed" not in err
+    assert {g["system"]: g["tokens_source"] for g in summary["groups"]} == {
+        "baseline": "metered",
+        "litellm": "metered",
+    }
+    assert {c["compression_ratio"] for c in summary["comparisons"]} == {1.0}
+    assert proxy.upstream_key not in out + err and proxy.key not in out + err

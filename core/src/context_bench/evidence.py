@@ -6,12 +6,14 @@ Passages and prompt are compared as the answer evaluators compare text
 (:func:`context_bench.text.normalize_tokens`: case, punctuation, articles and spacing do not
 matter), so a compressor that reflows whitespace or drops a comma still keeps a passage, and one
 that drops or rewrites any word of it does not.  A passage is kept or dropped whole: the retention
-is the share of passages kept.  A lost row whose evidence all reached the model was lost by the
+is the share of passages kept.  LoCoMo names its evidence by dialog id ("D1:3"); those passages are
+the text of the turns the ids name.  A lost row whose evidence all reached the model was lost by the
 model ("evidence kept, answer wrong"); one with any passage missing, by what dropped it.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EVIDENCE_DROPPED",
     "EVIDENCE_KEPT",
+    "dialog_passages",
     "evidence_kept",
     "loss_cause",
     "lost_rows",
@@ -47,12 +50,46 @@ def evidence_kept(passages: Iterable[str], prompt: str) -> float | None:
 
 
 def passages(example: Any) -> list[str]:
-    """The evidence passages a row marks: the strings of its ``evidence`` list (none for a row
-    without one)."""
+    """The evidence passages a row marks: the strings of its ``evidence`` list, LoCoMo's dialog ids
+    among them read as the text of those turns of the row's ``conversation``
+    (:func:`dialog_passages`); none for a row without evidence, or one naming a turn it lacks."""
     found = example.get("evidence") if isinstance(example, Mapping) else None
     if not isinstance(found, list):
         return []
-    return [passage for passage in found if isinstance(passage, str)]
+    strings = [passage for passage in found if isinstance(passage, str)]
+    if not any(_DIALOG_IDS.fullmatch(passage.strip()) for passage in strings):
+        return strings
+    return dialog_passages(strings, example.get("conversation")) or []
+
+
+#: One or more LoCoMo dialog ids ("D1:3" is session 1's third turn; LoCoMo writes a few together,
+#: "D8:6; D9:17").
+_DIALOG_IDS = re.compile(r"D\d+:\d+(?:[;,\s]+D\d+:\d+)*")
+_DIALOG_ID = re.compile(r"D(\d+):(\d+)")
+
+
+def dialog_passages(evidence: Iterable[str], conversation: Any) -> list[str] | None:
+    """The text of each turn ``evidence`` names by its LoCoMo dialog id (``dia_id``) in
+    ``conversation``, LoCoMo's mapping of ``session_N`` lists of turns; a passage that is no
+    dialog id stays as it is.  None when an id names no turn there: a retention over the turns
+    found would read as better than it is, and one counting the missing turn as dropped as worse."""
+    said: dict[tuple[int, int], str] = {}
+    if isinstance(conversation, Mapping):
+        for turns in conversation.values():
+            for turn in turns if isinstance(turns, list) else ():
+                if isinstance(turn, Mapping) and (named := _DIALOG_ID.fullmatch(str(turn.get("dia_id")))):
+                    said[(int(named[1]), int(named[2]))] = str(turn.get("text", ""))
+    found = []
+    for passage in evidence:
+        if not _DIALOG_IDS.fullmatch(passage.strip()):
+            found.append(passage)
+            continue
+        for session, turn in _DIALOG_ID.findall(passage):
+            text = said.get((int(session), int(turn)))
+            if text is None:
+                return None
+            found.append(text)
+    return found
 
 
 def loss_cause(kept: float | None) -> str | None:

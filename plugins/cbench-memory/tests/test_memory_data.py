@@ -51,7 +51,8 @@ def test_locomo_rows_carry_the_contract_fields(fixtures):
     row = conv.rows[0]
     assert row["id"] == "conv-a/0" and row["dataset"] == "locomo" and row["conversation_id"] == "conv-a"
     assert row["question"] == "What is the name of Caroline's puppy?" and row["answer"] == "Biscuit"
-    assert row["qa_type"] == "single-hop" and row["evidence"] == ["D1:1"]
+    assert row["qa_type"] == "single-hop" and row["evidence_ids"] == ["D1:1"]
+    assert row["evidence"] == ["I adopted a puppy named Biscuit last week!"]  # the turn D1:1 names
     lines = row["context"].splitlines()
     assert lines[:2] == [
         "[Session 1, 1:56 pm on 8 May, 2023]",

@@ -1,6 +1,7 @@
-"""The core's streaming report formats (``FormatSpec.stream``): the JSONL report written as the
-run goes, and the JSON and HTML reports, whose rows are spooled beside ``--out`` (on stdout: held as
-text, a few hundred bytes a row) until the summary they follow is known; none holds a row."""
+"""The core's streaming report formats (``FormatSpec.stream``): the JSONL, JSON and HTML reports,
+whose rows are spooled beside ``--out`` as they finish (JSON and HTML on stdout: held as text, a few
+hundred bytes a row; JSONL on stdout or a pipe: written at once) until the summary is known, which
+gives each lost row its ``loss_cause`` as it is copied out; none holds a row."""
 
 from __future__ import annotations
 
@@ -12,8 +13,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
-from ..evidence import lost_rows, mark_losses
-from ..records import EvalRow, encode_row
+from ..evidence import loss_cause, lost_rows
+from ..files import atomic_writer, written_through
+from ..records import encode_compact
 from ..reports import jsonl
 from .writing import Repaired
 
@@ -42,17 +44,33 @@ class _Stream:
 
 
 class JsonlStream(_Stream):
-    """The JSONL report, each row written as it finishes to a temporary file that replaces ``--out``
-    once the run is done (so a failed run leaves an earlier report whole), or to stdout."""
+    """The JSONL report, each row written as it finishes to a file beside ``--out`` that replaces it
+    once the run is done (so a failed run leaves an earlier report whole), its lost rows' causes
+    given then (a copy only when some row was lost with evidence); to stdout, a pipe or a device,
+    each row goes out as it finishes, before any row's ``loss_cause`` is known."""
 
     def open(self) -> contextlib.AbstractContextManager[jsonl.Writer]:
-        return jsonl.Writer.to(self.output.out)
+        out = self.output.out
+        if out is None or written_through(out):
+            return jsonl.Writer.to(out)
+        return jsonl.Writer.spool(out, None, named=True)
 
     def finish(self, result: EvalResult) -> int:
+        out, rows = self.output.out, self.rows
+        if rows.path is not None:
+            lost = lost_rows(result.summary)
+            try:
+                if any(lost.values()):
+                    with atomic_writer(out) as handle:
+                        handle.writelines(f"{text}\n" for text in _with_causes(rows.lines(), lost))
+                else:
+                    rows.keep(os.path.realpath(out))  # through a symlink, as atomic_writer writes
+            except OSError as exc:
+                raise UsageError(f"cannot write {out}: {exc.strerror or exc}") from None
         self._files.close()  # the report in place before the gates are judged
-        if self.output.out:
-            print(f"context-bench: wrote {self.output.format} report to {self.output.out}", file=sys.stderr)
-        return self.rows.replaced
+        if out:
+            print(f"context-bench: wrote {self.output.format} report to {out}", file=sys.stderr)
+        return rows.replaced
 
 
 class JsonStream(_Stream):
@@ -85,7 +103,6 @@ def _write_json(result: EvalResult, spool: Any, output: Output) -> int:
     """Write the JSON report of a streamed run: the summary, then the rows from ``spool`` (a
     JSONL ``Writer.spool``, its lines repaired already); return how many characters of the
     summary and metadata were repaired."""
-    from ..files import atomic_writer
     from ..reports import json as json_report
 
     target = atomic_writer(output.out) if output.out else contextlib.nullcontext(sys.stdout)
@@ -101,14 +118,15 @@ def _write_json(result: EvalResult, spool: Any, output: Output) -> int:
 
 
 def _with_causes(lines: Iterable[str], lost: Mapping[tuple[str, str], set[str]]) -> Iterator[str]:
-    """Spooled rows (``encode_row`` lines), each lost row's ``loss_cause`` given: it is known only
-    once the summary is (:func:`~context_bench.evidence.lost_rows`), after the row was spooled."""
+    """Spooled rows (``encode_row`` or JSONL report lines), each lost row's ``loss_cause`` given: it
+    is known only once the summary is (:func:`~context_bench.evidence.lost_rows`), after the row
+    was spooled."""
     for text in lines:
         if lost and '"loss_cause": null' in text:
-            row = EvalRow.from_dict(json.loads(text))
-            if row.example_id in lost.get((row.system, row.dataset), ()):
-                mark_losses([row], lost)
-                text = encode_row(row)
+            row = json.loads(text)
+            if row["example_id"] in lost.get((row["system"], row["dataset"]), ()):
+                row["loss_cause"] = loss_cause(row["evidence_kept"])
+                text = encode_compact(row)
         yield text
 
 
@@ -117,7 +135,6 @@ def _write_html(result: EvalResult, spool: Any, output: Output) -> int:
     row lines, :class:`~context_bench.reports.html_rows.RowEncoder`): the rows inline, or, past
     ``--html-inline-rows`` with ``--out``, moved to ``rows_file(out)`` beside the page, which
     reads them from there; return how many characters of the page were repaired."""
-    from ..files import atomic_writer, written_through
     from ..reports import html
 
     encoder = spool.encode
@@ -126,6 +143,8 @@ def _write_html(result: EvalResult, spool: Any, output: Output) -> int:
     target = atomic_writer(output.out) if output.out else contextlib.nullcontext(sys.stdout)
     # beside the page where it lands (through a symlink, as atomic_writer writes it)
     rows_file = html.rows_file(os.path.realpath(output.out)) if paged else ""
+    lost = lost_rows(result.summary)
+    lines = encoder.with_causes(spool.lines(), lost, loss_cause)  # before the page's head names its columns
     try:
         with target as handle:
             repaired = Repaired(handle)
@@ -133,9 +152,14 @@ def _write_html(result: EvalResult, spool: Any, output: Output) -> int:
                 html.write(
                     result, repaired, encoder, rows_file=os.path.basename(rows_file), detail=output.detail
                 )
-                spool.keep(rows_file)  # once the page is written: a failed page leaves both as they were
+                # once the page is written: a failed page leaves both as they were
+                if any(lost.values()):
+                    with atomic_writer(rows_file) as rows:
+                        rows.writelines(f"{text}\n" for text in lines)
+                else:
+                    spool.keep(rows_file)
             else:
-                html.write(result, repaired, encoder, spool.lines(), detail=output.detail)
+                html.write(result, repaired, encoder, lines, detail=output.detail)
     except OSError as exc:
         raise UsageError(f"cannot write {output.out}: {exc.strerror or exc}") from None
     if output.out:

@@ -34,6 +34,7 @@
   function score(v) { return v === null || v === undefined ? "-" : v.toFixed(3); }
   function num(v) {
     if (v === null || v === undefined) return "-";
+    if (typeof v === "string") return v;  // a row's loss cause
     return Number.isInteger(v) ? String(v) : Math.abs(v) >= 1000 ? v.toFixed(1) : v.toPrecision(4);
   }
   function preview(text) {

@@ -13,7 +13,7 @@ escapes (``sections.printable``), as in every report; a response or prompt shows
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from ..assertions import REFERENCE_FIELDS
@@ -48,7 +48,11 @@ EXTRAS: tuple[tuple[str, Callable[[EvalRow], Any]], ...] = (
     ("input tokens", lambda r: r.input_tokens),
     ("output tokens", lambda r: r.output_tokens),
     ("cost", lambda r: r.cost),
+    ("evidence kept", lambda r: r.evidence_kept),
+    ("loss cause", lambda r: r.loss_cause),
 )
+#: Where a row's ``evidence_kept`` and ``loss_cause`` are in its figures.
+_EVIDENCE, _CAUSE = len(EXTRAS) - 2, len(EXTRAS) - 1
 
 
 def _safe(data: Any) -> str:
@@ -120,6 +124,43 @@ class RowEncoder:
                 ]
             )
         )
+
+    def with_causes(
+        self,
+        lines: Iterable[str],
+        lost: Mapping[tuple[str, str], set[str]],
+        cause: Callable[[float | None], str | None],
+    ) -> Iterable[str]:
+        """Row lines this encoder gave, each ``lost`` row's ``loss_cause`` given, ``cause`` of its
+        ``evidence_kept`` (:func:`~context_bench.evidence.lost_rows`,
+        :func:`~context_bench.evidence.loss_cause`): it is known once the summary is, after the
+        rows were encoded.  Call it before :meth:`head`, which then shows the column."""
+        wanted = {
+            (self.systems[system], self.datasets[dataset]): {printable(str(example)) for example in ids}
+            for (system, dataset), ids in lost.items()
+            if ids and system in self.systems and dataset in self.datasets
+        }
+        if not wanted:
+            return lines
+        self.figured[_CAUSE] = True
+        return self._caused(lines, wanted, cause)
+
+    @staticmethod
+    def _caused(
+        lines: Iterable[str],
+        wanted: Mapping[tuple[int, int], set[str]],
+        cause: Callable[[float | None], str | None],
+    ) -> Iterator[str]:
+        for text in lines:
+            _, system, dataset, _ = text[1:].split(",", 3)  # index, system, dataset: numbers
+            if (int(system), int(dataset)) not in wanted:
+                yield text
+                continue
+            row = json.loads(text)
+            if row[3] in wanted[(row[1], row[2])]:
+                row[5][_CAUSE] = cause(row[5][_EVIDENCE])
+                text = _escape(_safe(row))
+            yield text
 
     @property
     def columns(self) -> Columns:

@@ -69,12 +69,13 @@ class Writer:
     @classmethod
     @contextlib.contextmanager
     def spool(
-        cls, out: str, encode: Callable[[EvalRow], str] = encode_row, named: bool = False
+        cls, out: str, encode: Callable[[EvalRow], str] | None = encode_row, named: bool = False
     ) -> Iterator[Writer]:
-        """A writer of the rows (their JSON by default) to a temporary file beside ``out``, gone
-        when the block ends: what the JSON report copies its rows from.  ``named``: a file with a
-        name, which :meth:`keep` can move into place (a big run's HTML rows file); otherwise one
-        without, which not even a killed run leaves behind."""
+        """A writer of the rows (their JSON by default, the report's lines with ``encode`` None)
+        to a temporary file beside ``out``, gone when the block ends: what the JSON report copies
+        its rows from.  ``named``: a file with a name, which :meth:`keep` can move into place (the
+        JSONL report, a big run's HTML rows file); otherwise one without, which not even a killed
+        run leaves behind."""
         import tempfile
 
         from ..files import written_through

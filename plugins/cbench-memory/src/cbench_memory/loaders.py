@@ -14,6 +14,7 @@ from typing import Any
 
 from context_bench.datasets import MAX_ROW_BYTES, Dataset, load, read_file
 from context_bench.errors import UsageError
+from context_bench.evidence import dialog_passages
 from context_bench.hub import HubSource
 from context_bench.plugins import PluginHost, get_host
 
@@ -48,7 +49,8 @@ LONGMEMEVAL_REPO = LONGMEMEVAL.repo
 
 def locomo_conversations(data: Any, source: str = "LoCoMo data") -> list[dict[str, Any]]:
     """Convert ``locomo10.json``'s layout: ``conversation`` holds ``session_N`` turn lists and
-    ``session_N_date_time``; ``qa`` holds ``question``, ``answer``, ``evidence``, ``category``."""
+    ``session_N_date_time``; ``qa`` holds ``question``, ``answer``, ``evidence`` (dialog ids such as
+    ``D1:3``: a row's ``evidence`` becomes those turns' text, its ``evidence_ids`` the ids), ``category``."""
     if not isinstance(data, list):
         raise UsageError(f"{source}: expected a JSON list of LoCoMo samples")
     converted = []
@@ -81,6 +83,13 @@ def locomo_conversations(data: Any, source: str = "LoCoMo data") -> list[dict[st
         for qa in _objects(sample.get("qa"), f"{where} qa"):
             category = qa.get("category")
             pair = {k: v for k, v in qa.items() if k not in ("category",)}
+            if isinstance(qa.get("evidence"), list):
+                # the turns the dialog ids name, as the evidence check reads passages; none when an
+                # id names no turn (the ids stay in evidence_ids)
+                pair["evidence_ids"] = pair.pop("evidence")
+                texts = dialog_passages([e for e in qa["evidence"] if isinstance(e, str)], conv)
+                if texts:
+                    pair["evidence"] = texts
             pair["qa_type"] = LOCOMO_CATEGORIES.get(category, str(category))
             if pair.get("answer") in (None, "") and category == 5:
                 pair["answer"] = ADVERSARIAL_GOLD
