@@ -24,7 +24,7 @@ from typing import Any, TextIO
 
 from ..direction import Directions
 from ..records import EvalResult
-from . import View, by_sections, figure_sections, sections, summary_of, svg, sweep_sections
+from . import View, added_sections, by_sections, figure_sections, sections, summary_of, svg, sweep_sections
 from .html_rows import PAGE, RowEncoder
 from .sections import Section, printable
 from .verdict import verdicts
@@ -109,11 +109,15 @@ def write(
     if notes:
         body.append("<h2>Warnings</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
     body.append(_charts(data, result.systems))
+    added = added_sections.charts(summary, list(dict.fromkeys([*result.systems, *summary.systems])))
+    if added:
+        body.append(f'<h2>Added figures</h2>\n<div class="charts">{"".join(added)}</div>')
     # the figures' other tables (scores, intervals, comparisons, savings, judges), as in the table
     # and Markdown reports
     tables = [
         *sweep_sections.curves(summary),
         *sweep_sections.repeats(summary),
+        *added_sections.build(summary),
         *sections.build(summary, detail),
         *by_sections.build(summary),
         *figure_sections.build(summary, detail),

@@ -13,7 +13,7 @@ import shutil
 import textwrap
 
 from ..records import ErrorMessage, EvalResult
-from . import View, by_sections, figure_sections, sections, summary_of, sweep_sections
+from . import View, added_sections, by_sections, figure_sections, sections, summary_of, sweep_sections
 from .sections import MAX_WIDTH, Section, printable, width_of
 from .verdict import verdicts
 
@@ -56,6 +56,7 @@ def render(result: EvalResult, view: View) -> str:
         wholes = [compact(section) for section in figure_sections.key_figures(summary)]
         wholes += by_sections.build(summary)
     wholes += [*sweep_sections.curves(summary), *sweep_sections.repeats(summary)]
+    wholes += added_sections.build(summary)
     parts += [_table(figure_sections.readable(whole, width), width) for whole in wholes]
     notes = [f"warning: {_line(note)}" for note in sections.warnings(summary)]
     # one screen: each warning on one line (--detail: whole), each error message whole (the
