@@ -282,7 +282,7 @@ class Gates:
         added = [
             g
             for g in (*self.bounds, *self.fail_if_worse)
-            if g.field not in scored and g.field in summary.gated
+            if g.field not in scored and any(s.figure(g.field) for s in summary.sections.values())
         ]
         bounded = [(gate, self._resolve(gate, groups)) for gate in self.bounds if gate not in added]
         worse = [
@@ -424,36 +424,41 @@ def _section_gate(gate: BoundGate | WorseGate, summary: Summary) -> list[str]:
     """One line per record of a summary section that fails ``gate``: a bound on the figure
     itself, or (``--fail-if-worse FIELD=VALUE``) its interval wholly on the worse side of VALUE.
     A record without the figure (nothing was judged) fails: no figure is no evidence."""
-    from .summary_sections import interval_of
-
-    worse = isinstance(gate, WorseGate)
-    flag = "--fail-if-worse" if worse else gate.flag  # type: ignore[union-attr]
-    records = summary.gated[gate.field]
-    keys = _groups(gate.scope, [(str(r["system"]), str(r["dataset"])) for r in records])
+    flag = gate.flag if isinstance(gate, BoundGate) else "--fail-if-worse"
+    having = [
+        (record, figure)
+        for section in summary.sections.values()
+        if (figure := section.figure(gate.field)) is not None
+        for record in section.records
+    ]
+    keys = _groups(gate.scope, [(str(r["system"]), str(r["dataset"])) for r, _ in having])
     if not keys:
         raise UsageError(f"{flag} {gate.given}: no data set or SYSTEM/DATASET {gate.scope!r} in this run")
     direction = summary.direction(gate.field)
     failed = []
-    for record in records:
+    for record, figure in having:
         if (str(record["system"]), str(record["dataset"])) not in keys:
             continue
         value = record.get(gate.field)
-        where = f"{gate.field} of {record['system']} on {record['dataset']}"
-        shown = "none" if value is None else f"{value:.3f}"
+        said = (
+            f"gate failed: {flag} {gate.given}: {gate.field} of {record['system']} on {record['dataset']} is "
+        )
+        said += "none" if value is None else f"{value:.3f}"
         if isinstance(gate, WorseGate):
-            low, high = interval_of(summary.sections, gate.field, record) or (None, None)
+            low, high = (record.get(figure.interval) if figure.interval else None) or (None, None)
             best = low if direction.lower else high
             if best is None or not direction.passes(best, gate.margin):
+                side = "above" if direction.lower else "below"
                 failed.append(
-                    f"gate failed: {flag} {gate.given}: {where} is {shown} with interval [{low}, {high}], "
-                    f"wholly {'above' if direction.lower else 'below'} {gate.margin:g}"
+                    f"{said} (95% CI {_bound(low)} to {_bound(high)}), wholly {side} {gate.margin:g}"
                 )
         elif value is None or not gate.direction.passes(value, gate.bound):
-            failed.append(
-                f"gate failed: {flag} {gate.given}: {where} is {shown}, "
-                f"{'above' if gate.ceiling else 'below'} {gate.bound:g}"
-            )
+            failed.append(f"{said}, {'above' if gate.ceiling else 'below'} {gate.bound:g}")
     return failed
+
+
+def _bound(value: float | None) -> str:
+    return "none" if value is None else f"{value:.3f}"
 
 
 def failure_rates(rows: Sequence[EvalRow], limit: float) -> list[str]:

@@ -483,15 +483,6 @@ class Summary:
     #: JSON report writes each one's records as ``summary.<name>``.
     sections: dict[str, SummarySection] = attrs.Factory(dict)
 
-    @property
-    def gated(self) -> dict[str, list[dict[str, Any]]]:
-        """The records of the sections by each figure a gate may name."""
-        found: dict[str, list[dict[str, Any]]] = {}
-        for section in self.sections.values():
-            for figure in section.figures:
-                found.setdefault(figure.name, []).extend(section.records)
-        return found
-
     def direction(self, field: str) -> Direction:
         """Which way ``field`` points (higher is better for a field the summary does not know)."""
         found = self.score_fields.get(field)

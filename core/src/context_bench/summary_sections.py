@@ -14,7 +14,7 @@ gates read its figures, so a section needs no code in any report or gate.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
@@ -77,14 +77,3 @@ class SummarySection:
             for f in given.get("figures", ())
         )
         return cls(records=[dict(r) for r in records or () if isinstance(r, Mapping)], **given)
-
-
-def interval_of(
-    sections: Mapping[str, SummarySection], field: str, record: Mapping[str, Any]
-) -> Sequence[Any]:
-    """The interval of ``field`` in ``record`` (empty when its section gives none)."""
-    for section in sections.values():
-        found = section.figure(field)
-        if found is not None and found.interval is not None:
-            return record.get(found.interval) or ()
-    return ()

@@ -557,3 +557,28 @@ def test_the_html_report_draws_a_bar_per_data_set_in_chromium(judge_server, tmp_
     assert [title for _, title in bars] == [f"long on qa: 0.6500 [{low:.4f}, {high:.4f}]"]
     assert float(bars[0][0]) > 0
     assert "<th>win_rate</th>" in dom or ">win_rate<" in dom
+
+
+def test_score_pairwise_keeps_a_key_the_judge_echoes_out_of_every_report(
+    judge_server, tmp_path, capsys, monkeypatch
+) -> None:
+    secret = "sk-pairwise-0123456789abcdefSECRET"
+    monkeypatch.setenv("MY_JUDGE_KEY", secret)
+    server = judge_server(lambda body: Reply(status=400, text=f"bad key {secret}"))
+    path = _rows(tmp_path / "r.jsonl", _TRUTH[:2])
+    argv = [
+        "score",
+        str(path),
+        "--pairwise",
+        "--judge-url",
+        server.url,
+        "--judge-api-key-env",
+        "MY_JUDGE_KEY",
+    ]
+    argv += ["--judge-dataset", "none", "--store", "none", "--no-progress"]
+    for output in ("table", "markdown", "json", "html"):
+        assert main([*argv, "--output", output]) == 4
+        out, err = capsys.readouterr()
+        assert "call_error: HTTP 400" in out and "call_error: HTTP 400" in err
+        assert secret[:12] not in out + err
+    assert server.seen[0].headers["authorization"] == f"Bearer {secret}"
