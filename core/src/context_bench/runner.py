@@ -464,6 +464,7 @@ def evaluate(
     summarize.by_fields = builder.by_fields()
     summarize.directions = host.directions(builder.evaluators())
     summarize.sections = {name: section.finish() for name, section in sections}
+    summarize.notices += [note for section in summarize.sections.values() for note in section.notes]
     summary = summarize.finish()
     mark_losses(delivery.rows, lost_rows(summary))
     return EvalResult(rows=delivery.rows, summary=summary, summarize=summarize)

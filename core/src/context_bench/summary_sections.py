@@ -51,6 +51,8 @@ class SummarySection:
     failure: str | None = None
     #: What ``total`` counts, in the failure line ("pairs", "calls").
     unit: str = "calls"
+    #: What the reader should know that no record shows: each becomes one of the summary's warnings.
+    notes: tuple[str, ...] = ()
 
     def shown(self) -> tuple[str, ...]:
         """The keys the tables show."""
@@ -72,6 +74,7 @@ class SummarySection:
         """A section as :meth:`to_dict` wrote it, with its records (a saved report read back)."""
         given = {f.name: data[f.name] for f in attrs.fields(cls) if f.name in data and f.name != "records"}
         given["columns"] = tuple(given.get("columns", ()))
+        given["notes"] = tuple(given.get("notes", ()))
         given["figures"] = tuple(
             Figure(f["name"], f.get("interval"), tuple(f.get("bounds", (0.0, 1.0))))
             for f in given.get("figures", ())

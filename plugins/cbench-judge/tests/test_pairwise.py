@@ -582,3 +582,13 @@ def test_score_pairwise_keeps_a_key_the_judge_echoes_out_of_every_report(
         assert "call_error: HTTP 400" in out and "call_error: HTTP 400" in err
         assert secret[:12] not in out + err
     assert server.seen[0].headers["authorization"] == f"Bearer {secret}"
+
+
+def test_score_pairwise_of_one_system_says_there_is_nothing_to_judge(judge_server, tmp_path, capsys) -> None:
+    server = judge_server(by_quality)
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps({"system": "short", "id": "q0", "question": "Q0?", "response": "GOOD"}) + "\n")
+    code, summary, err = _scored(capsys, path, server.url)
+    assert (code, summary["pairwise"], server.requests) == (0, [], [])
+    assert "--pairwise: the run has one system, so nothing to judge" in summary["warnings"]
+    assert "warning: --pairwise: the run has one system, so nothing to judge" in err

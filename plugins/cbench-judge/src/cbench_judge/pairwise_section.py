@@ -74,9 +74,10 @@ class PairwiseSection:
         from .pairwise_figures import judged
 
         # the summary's baseline: --baseline, else the first system
-        baseline = baseline_of(list(self.answers.systems), self.analysis)
-        if baseline is None:
-            return SummarySection(_TITLE)
+        systems = list(self.answers.systems)
+        baseline = baseline_of(systems, self.analysis)
+        if baseline is None or len(systems) < 2:
+            return SummarySection(_TITLE, notes=("--pairwise: the run has one system, so nothing to judge",))
         found = self.answers.paired(baseline)
         if self.judge.needs_reference() and any(
             p["reference"] is None for f in found.values() for p in f.pairs
