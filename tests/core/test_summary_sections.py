@@ -191,3 +191,13 @@ def test_a_name_the_summary_or_another_plugin_has_is_refused():
 
 def test_check_plugin_resolves_a_sections_factory():
     assert check_plugin(plugin("cbench-share", SHARE)).sections == [SHARE]
+
+
+def test_plugins_lists_a_section(host, capsys):
+    assert main(["plugins"], host=host) == 0
+    assert "  summary section share: the share of rows answered yes\n" in capsys.readouterr().out
+    assert main(["plugins", "--json"], host=host) == 0
+    listed = {p["name"]: p for p in json.loads(capsys.readouterr().out)}
+    assert listed["cbench-share"]["sections"] == [
+        {"name": "share", "description": "the share of rows answered yes"}
+    ]
