@@ -106,7 +106,7 @@ def test_a_plugins_section_is_written_under_its_name(host, rows, capsys):
         {"system": "cand", "dataset": "qa", "yes": 3, "n": 4, "share": 0.75, "ci": list(wilson(3, 4))},
     ]
     assert summary["sections"]["share"]["figures"] == [
-        {"name": "share", "interval": "ci", "bounds": [0.0, 1.0]}
+        {"name": "share", "interval": "ci", "bounds": [0.0, 1.0], "reference": None}
     ]
     # read back from the report, the same section
     again = summary_from_dict(summary)

@@ -27,11 +27,13 @@ class Figure:
     """A figure of a section's records that ``--fail-under``, ``--fail-over`` and
     ``--fail-if-worse`` may name: ``name`` is its key in each record, ``interval`` the key of its
     interval (``[low, high]``; ``--fail-if-worse`` fails a record whose interval lies wholly on the
-    wrong side of the given value), ``bounds`` its range (the HTML chart's axis)."""
+    wrong side of the given value), ``bounds`` its range (the HTML chart's axis) and ``reference``
+    the value the chart marks (a win rate's 0.5: as good as the baseline)."""
 
     name: str
     interval: str | None = None
     bounds: tuple[float, float] = (0.0, 1.0)
+    reference: float | None = None
 
 
 @attrs.frozen
@@ -76,7 +78,7 @@ class SummarySection:
         given["columns"] = tuple(given.get("columns", ()))
         given["notes"] = tuple(given.get("notes", ()))
         given["figures"] = tuple(
-            Figure(f["name"], f.get("interval"), tuple(f.get("bounds", (0.0, 1.0))))
+            Figure(f["name"], f.get("interval"), tuple(f.get("bounds", (0.0, 1.0))), f.get("reference"))
             for f in given.get("figures", ())
         )
         return cls(records=[dict(r) for r in records or () if isinstance(r, Mapping)], **given)

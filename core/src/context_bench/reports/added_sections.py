@@ -43,22 +43,26 @@ def _cell(value: Any) -> str:
     return printable(figure(value))
 
 
-def charts(summary: Summary, systems: Sequence[str]) -> list[str]:
-    """Each section's first figure as a bar per record (system against its data set), with its
-    interval where the section gives one."""
+def charts(summary: Summary, systems: Sequence[str]) -> list[tuple[Section, str]]:
+    """Each section's table with the chart of its first figure ("" when it has none): a bar per
+    record (a system on a data set) with its interval where the section gives one."""
     found = []
-    for section in summary.sections.values():
-        if not section.figures or not section.records:
+    for name, section in summary.sections.items():
+        if not section.records:
             continue
-        shown = section.figures[0]
-        items = []
-        for record in section.records:
-            value = record.get(shown.name)
-            if not isinstance(value, (int, float)):
-                continue
-            low, high = (record.get(shown.interval) or (None, None)) if shown.interval else (None, None)
-            system = printable(str(record.get("system")))
-            label = f"{system} on {printable(str(record.get('dataset')))}"
-            items.append(svg.Interval(label, system, float(value), low, high))
-        found.append(svg.bars(f"{section.title}: {shown.name} per data set", items, systems, shown.bounds))
-    return [chart for chart in found if chart]
+        chart = ""
+        if section.figures:
+            shown = section.figures[0]
+            items = []
+            for record in section.records:
+                value = record.get(shown.name)
+                if not isinstance(value, (int, float)):
+                    continue
+                low, high = (record.get(shown.interval) or (None, None)) if shown.interval else (None, None)
+                system = printable(str(record.get("system")))
+                label = f"{system} on {printable(str(record.get('dataset')))}"
+                items.append(svg.Interval(label, system, float(value), low, high))
+            title = f"{printable(name)}: {shown.name} per data set"
+            chart = svg.bars(title, items, systems, shown.bounds, shown.reference)
+        found.append((_table(section), chart))
+    return found

@@ -109,15 +109,14 @@ def write(
     if notes:
         body.append("<h2>Warnings</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
     body.append(_charts(data, result.systems))
-    added = added_sections.charts(summary, list(dict.fromkeys([*result.systems, *summary.systems])))
-    if added:
-        body.append(f'<h2>Added figures</h2>\n<div class="charts">{"".join(added)}</div>')
+    systems = list(dict.fromkeys([*result.systems, *summary.systems]))
+    for table, chart in added_sections.charts(summary, systems):  # a plugin's figures, its chart beside
+        body.append(_section(table) + (f'\n<div class="charts">{chart}</div>' if chart else ""))
     # the figures' other tables (scores, intervals, comparisons, savings, judges), as in the table
     # and Markdown reports
     tables = [
         *sweep_sections.curves(summary),
         *sweep_sections.repeats(summary),
-        *added_sections.build(summary),
         *sections.build(summary, detail),
         *by_sections.build(summary),
         *figure_sections.build(summary, detail),

@@ -225,14 +225,22 @@ def intervals(title: str, items: Sequence[Interval], systems: Sequence[str]) -> 
     return _close(parts)
 
 
-def bars(title: str, items: Sequence[Interval], systems: Sequence[str], bounds: tuple[float, float]) -> str:
+def bars(
+    title: str,
+    items: Sequence[Interval],
+    systems: Sequence[str],
+    bounds: tuple[float, float],
+    reference: float | None = None,
+) -> str:
     """Each figure as a bar from the start of its range (``bounds``), its interval as a line over
-    it, one line per item: a summary section's figure per (system, data set)."""
+    it, one line per item, and ``reference`` as a dashed line: a summary section's figure per
+    (system, data set)."""
     if not items:
         return ""
     height = _TOP + _BOTTOM + ROW * len(items)
     plot = _Plot(bounds, (0.0, 1.0), height, left=180)
-    parts = [_frame(title, height), *plot.x_axis(f"{figure(bounds[0])} to {figure(bounds[1])}, interval")]
+    marked = "" if reference is None else f"; dashed: {_tick(reference)}"
+    parts = [_frame(title, height), *plot.x_axis(f"value with its interval{marked}")]
     for n, item in enumerate(items):
         y = _TOP + ROW * n + ROW / 2
         fill = colour(systems, item.system)
@@ -248,6 +256,12 @@ def bars(title: str, items: Sequence[Interval], systems: Sequence[str], bounds: 
                 f'<line class="ci" x1="{plot.x(item.low):.1f}" x2="{plot.x(item.high):.1f}" y1="{y:.1f}" '
                 f'y2="{y:.1f}" stroke="#222" stroke-width="2"/>'
             )
+    if reference is not None:
+        x = plot.x(reference)
+        parts.append(
+            f'<line class="reference" x1="{x:.1f}" x2="{x:.1f}" y1="{_TOP}" y2="{height - _BOTTOM}" '
+            'stroke="#444" stroke-dasharray="4 3"/>'
+        )
     return _close(parts)
 
 

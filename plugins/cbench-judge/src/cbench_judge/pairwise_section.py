@@ -33,7 +33,7 @@ COLUMNS = (
     *("lc_win_rate", "lc_ci", "position_consistency", "p_value", "failed", "unanswered", "judge_dollars"),
 )
 #: The figures a gate may name: ``--fail-under win_rate=0.45``, ``--fail-if-worse lc_win_rate=0.45``.
-FIGURES = (Figure("win_rate", "ci"), Figure("lc_win_rate", "lc_ci"))
+FIGURES = (Figure("win_rate", "ci", reference=0.5), Figure("lc_win_rate", "lc_ci", reference=0.5))
 
 
 def section(config: RunConfig, options: Mapping[str, Any]) -> PairwiseSection | None:
