@@ -18,6 +18,7 @@ from context_bench.comparisons import baseline_of
 from context_bench.summary_sections import Figure, SummarySection
 
 from .pairs import Answers
+from .rating import QUESTION_KEYS
 from .settings import JudgeSettings
 
 if TYPE_CHECKING:
@@ -67,7 +68,9 @@ class PairwiseSection:
 
     def add(self, row: EvalRow) -> None:
         answered = [e for e in row.errors if e.stage != "evaluator"]  # a failed evaluator answered
-        kept = {**(row.example or {}), "system": row.system, "response": row.response, "errors": answered}
+        # the question and the reference only: a long context stays with the row, not here
+        kept = {k: v for k, v in (row.example or {}).items() if k in _KEPT}
+        kept.update(system=row.system, response=row.response, errors=answered)
         self.answers.add(kept, row.dataset, row.example_id)  # a repeated id is the core's to report
 
     def finish(self) -> SummarySection:
@@ -106,6 +109,8 @@ class PairwiseSection:
 
 
 _TITLE = "Pairwise judging"
+#: What a pair needs of a row besides its answer: its question and reference (:func:`reference_of`).
+_KEPT = frozenset((*QUESTION_KEYS, "answer", "reference", "correct_letter"))
 
 
 def _judge_usage(usage: dict[str, float]) -> dict[str, Any]:
