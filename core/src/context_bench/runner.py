@@ -395,9 +395,8 @@ def evaluate(
         analysis=analysis,
         sweep=config.sweep,
     )
-    sections = _sections(
-        host, config, options
-    )  # before any row: a section the run cannot have is a usage error
+    # before any row: a section the run cannot have is a usage error
+    sections = _sections(host, config, options)
     delivery = _Delivery(summarize, config.output.stream, repeats, [made for _, made in sections])
     delivery.before(second_pass.scored)
     in_flight: dict[int, RowTask] = {}
