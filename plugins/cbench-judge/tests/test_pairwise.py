@@ -592,3 +592,19 @@ def test_score_pairwise_of_one_system_says_there_is_nothing_to_judge(judge_serve
     assert (code, summary["pairwise"], server.requests) == (0, [], [])
     assert "--pairwise: the run has one system, so nothing to judge" in summary["warnings"]
     assert "warning: --pairwise: the run has one system, so nothing to judge" in err
+
+
+def test_score_pairwise_with_a_reference_template_needs_a_reference(judge_server, tmp_path, capsys) -> None:
+    server = judge_server(by_quality)
+    path = _rows(tmp_path / "r.jsonl", _TRUTH)
+    flags = ("--output", "json", "--pairwise-template", "mt_bench_reference")
+    code, summary, err = _scored(capsys, path, server.url, *flags)
+    assert (code, summary["pairwise"], server.requests) == (4, [], [])
+    assert "10 of 10 pairs got no result" in err and "needs a reference answer ('answer') in every row" in err
+    with_answers = tmp_path / "answered.jsonl"
+    lines = path.read_text().splitlines()
+    with_answers.write_text("".join(json.dumps({**json.loads(x), "answer": "GOOD"}) + "\n" for x in lines))
+    code, summary, _ = _scored(capsys, with_answers, server.url, *flags)
+    (found,) = summary["pairwise"]
+    assert (code, found["template"], found["win_rate"]) == (0, "mt_bench_reference", 0.65)
+    assert all("[The Start of Reference Answer]\nGOOD\n" in last_user_message(b) for b in server.requests)
