@@ -652,6 +652,17 @@ def scores_table(out: str) -> dict[tuple[str, str], dict[str, str]]:
     return found
 
 
+def _check_pairwise_run(said: Said) -> None:
+    """judge.md: score --pairwise judges the two systems in both orders, and no rating judge is
+    asked (--judge-dataset names no data set of the run)."""
+    assert "Pairwise judging against baseline, answers in both orders" in said.out
+    prompts = [body["messages"][-1]["content"] for body in said.server.requests]
+    assert prompts and all("[The Start of Assistant A's Answer]" in p for p in prompts)
+    assert len(prompts) == 2 * sum(
+        1 for line in (said.workdir / "systems.jsonl").open() if "baseline" in line
+    )
+
+
 #: What a memory run over the example data earns: right answers, nothing invented, no failure
 #: (false_memory is lower-is-better: the table marks it ↓).
 RIGHT = {"errors": "0", "memory_judge": "1.000", "memory_judge_raw": "1.000", "false_memory ↓": "0.000"}
@@ -679,6 +690,7 @@ COMMAND_CHECKS: dict[tuple[str, str], Callable[[Said], None]] = {
     ("docs/endpoints.md", "https://api.openai.com"): _check_openai,
     ("README.md", "memory"): _check_memory_run,
     ("docs/memory.md", "memory"): _check_memory_run,
+    ("docs/judge.md", "--pairwise"): _check_pairwise_run,
 }
 
 

@@ -19,7 +19,15 @@ from .lazy import import_target, lazy_getattr
 from .plugins import ENTRY_POINT_GROUP, PLUGIN_API_VERSION
 from .protocols import Evaluator, Metric, System
 from .scores import Scores
-from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, ExecutorSpec, FormatSpec
+from .specs import (
+    AutowireRule,
+    CommandSpec,
+    DatasetSpec,
+    EvaluatorSpec,
+    ExecutorSpec,
+    FormatSpec,
+    SectionSpec,
+)
 
 __version__ = "1.0.0"
 
@@ -80,6 +88,7 @@ __all__ = [
     "Scope",
     "Scores",
     "SecondPass",
+    "SectionSpec",
     "Settings",
     "System",
     "UsageError",

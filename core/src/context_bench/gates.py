@@ -277,17 +277,28 @@ class Gates:
         if total and errored == total:
             return Verdict(ALL_ERRORED, [f"none of the {total} rows could be scored"])
         self.check_directions(summary.direction)
-        bounded = [(gate, self._resolve(gate, groups)) for gate in self.bounds]
+        # a field no group scores but a summary section gives (summary.sections) is gated there
+        scored = {field for g in groups.values() for field in g.scores}
+        added = [
+            g
+            for g in (*self.bounds, *self.fail_if_worse)
+            if g.field not in scored and any(s.figure(g.field) for s in summary.sections.values())
+        ]
+        bounded = [(gate, self._resolve(gate, groups)) for gate in self.bounds if gate not in added]
         worse = [
             (gate, [c for c in self._compared(gate, groups, summary) if c.system not in self.ungated])
             for gate in self.fail_if_worse
+            if gate not in added
         ]
         rates = summarize.failure_counts.lines(self.max_failure_rate)
+        rates += _section_failures(summary, self.max_failure_rate)
         lines = list(rates)
         for gate, keys in bounded:
             lines.extend(self._bound(gate, keys, groups, summarize))
         for gate, compared in worse:
             lines.extend(_worse(gate, compared, summarize.analysis.alpha))
+        for gated in added:
+            lines.extend(_section_gate(gated, summary))
         for floor in self.operating_floors:
             lines.extend(floor.lines(summary))
         status = TOO_MANY_FAILURES if rates else GATE_FAILED if lines else OK
@@ -397,6 +408,57 @@ def _worse(gate: WorseGate, compared: list[Comparison], alpha: float) -> list[st
             f"p={p_text(c.p_value, alpha)} < alpha {alpha:g}{shared}), {beyond}"
         )
     return failed
+
+
+def _section_failures(summary: Summary, limit: float) -> list[str]:
+    """One line per summary section whose share of failed work (judge calls) is above ``limit``."""
+    return [
+        f"too many failures: {name}: {s.failed} of {s.total} {s.unit} got no result "
+        f"({s.failed / s.total:.1%}, more than --max-failure-rate {limit:g}); the first: {s.failure}"
+        for name, s in summary.sections.items()
+        if s.total and s.failed / s.total > limit
+    ]
+
+
+def _section_gate(gate: BoundGate | WorseGate, summary: Summary) -> list[str]:
+    """One line per record of a summary section that fails ``gate``: a bound on the figure
+    itself, or (``--fail-if-worse FIELD=VALUE``) its interval wholly on the worse side of VALUE.
+    A record without the figure (nothing was judged) fails: no figure is no evidence."""
+    flag = gate.flag if isinstance(gate, BoundGate) else "--fail-if-worse"
+    having = [
+        (record, figure)
+        for section in summary.sections.values()
+        if (figure := section.figure(gate.field)) is not None
+        for record in section.records
+    ]
+    keys = _groups(gate.scope, [(str(r["system"]), str(r["dataset"])) for r, _ in having])
+    if not keys:
+        raise UsageError(f"{flag} {gate.given}: no data set or SYSTEM/DATASET {gate.scope!r} in this run")
+    direction = summary.direction(gate.field)
+    failed = []
+    for record, figure in having:
+        if (str(record["system"]), str(record["dataset"])) not in keys:
+            continue
+        value = record.get(gate.field)
+        said = (
+            f"gate failed: {flag} {gate.given}: {gate.field} of {record['system']} on {record['dataset']} is "
+        )
+        said += "none" if value is None else f"{value:.3f}"
+        if isinstance(gate, WorseGate):
+            low, high = (record.get(figure.interval) if figure.interval else None) or (None, None)
+            best = low if direction.lower else high
+            if best is None or not direction.passes(best, gate.margin):
+                side = "above" if direction.lower else "below"
+                failed.append(
+                    f"{said} (95% CI {_bound(low)} to {_bound(high)}), wholly {side} {gate.margin:g}"
+                )
+        elif value is None or not gate.direction.passes(value, gate.bound):
+            failed.append(f"{said}, {'above' if gate.ceiling else 'below'} {gate.bound:g}")
+    return failed
+
+
+def _bound(value: float | None) -> str:
+    return "none" if value is None else f"{value:.3f}"
 
 
 def failure_rates(rows: Sequence[EvalRow], limit: float) -> list[str]:

@@ -28,7 +28,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
 
-from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, ExecutorSpec, FormatSpec
+from .specs import (
+    AutowireRule,
+    CommandSpec,
+    DatasetSpec,
+    EvaluatorSpec,
+    ExecutorSpec,
+    FormatSpec,
+    SectionSpec,
+)
 
 if TYPE_CHECKING:
     import argparse
@@ -118,6 +126,29 @@ def cbench_register_formats(register: Callable[[FormatSpec], None]) -> None:
     The core's formats (``table``, ``markdown``, ``json``, ``jsonl``, ``html``, ``csv``) register
     first: a format of any of those names, or of one an earlier plugin took, is refused, that format
     alone, in one line.
+    """
+
+
+@hookspec
+def cbench_register_sections(register: Callable[[SectionSpec], None]) -> None:
+    """Register summary sections: figures computed from a run's finished rows, added to its summary
+    and shown by every report: ``register(SectionSpec(name, factory, description))``.
+
+    :param register: takes one :class:`~context_bench.specs.SectionSpec`.
+
+    For each run, ``factory(config, options)`` (the run's
+    :class:`~context_bench.config.RunConfig`, and the plugin's share of the run's options, as its
+    rules' ``build`` gets them: ``AcmeSettings.read(options)``, and ``options["cache_dir"]``, where
+    the run keeps its cache) returns None when the run did not ask for the
+    section, else a :class:`~context_bench.summary_sections.SectionBuilder`: it is given every
+    finished row in task order (``add(row)``; rows a run streams are not kept for it) and, once the
+    run's rows are done, ``finish()`` returns a
+    :class:`~context_bench.summary_sections.SummarySection`: records per (system, data set), the
+    figures the gates may name (``--fail-under FIELD=VALUE`` reads a record's ``FIELD`` when no
+    group has that score), and the work that failed (over ``--max-failure-rate``: exit 4).  It is
+    ``summary.sections[name]``, and ``summary.<name>`` (the records) in the JSON report; the table,
+    Markdown and HTML reports show it as a table, the HTML report its first figure as a bar per
+    record.  A name the core's summary has, or an earlier plugin took, is refused, that section alone.
     """
 
 

@@ -24,7 +24,16 @@ from .direction import Directions
 from .errors import AmbiguousEvaluator, EvaluatorNotFound, PluginError, UsageError
 from .hookspecs import SHARED_OPTIONS
 from .providers import providers
-from .specs import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, ExecutorSpec, FormatSpec, resolve
+from .specs import (
+    AutowireRule,
+    CommandSpec,
+    DatasetSpec,
+    EvaluatorSpec,
+    ExecutorSpec,
+    FormatSpec,
+    SectionSpec,
+    resolve,
+)
 
 ENTRY_POINT_GROUP = "context_bench.plugins"
 #: The plugin API this core provides.  A plugin declares the one it was built for as
@@ -40,9 +49,15 @@ _HOOKS = {
     "cbench_register_commands": (CommandSpec, "commands", "command"),
     "cbench_register_executors": (ExecutorSpec, "executors", "executor"),
     "cbench_register_formats": (FormatSpec, "formats", "report format"),
+    "cbench_register_sections": (SectionSpec, "sections", "summary section"),
 }
 #: The hooks whose names are one namespace: the core's are reserved, and the first plugin's stays.
-_TAKEN_ONCE = ("cbench_register_commands", "cbench_register_executors", "cbench_register_formats")
+_TAKEN_ONCE = (
+    "cbench_register_commands",
+    "cbench_register_executors",
+    "cbench_register_formats",
+    "cbench_register_sections",
+)
 #: The hook that registers each kind of name a user asks for.
 _KIND_HOOKS = {kind: hook for hook, (_, _, kind) in _HOOKS.items()}
 
@@ -85,6 +100,7 @@ class PluginInfo:
     commands: list[CommandSpec] = attrs.Factory(list)
     executors: list[ExecutorSpec] = attrs.Factory(list)
     formats: list[FormatSpec] = attrs.Factory(list)
+    sections: list[SectionSpec] = attrs.Factory(list)
     info: dict[str, str] = attrs.Factory(dict)
     failures: list[Failure] = attrs.Factory(list)
 
@@ -131,6 +147,7 @@ class PluginInfo:
                 {"name": f.name, "description": f.description, "extension": f.extension, "streams": f.streams}
                 for f in self.formats
             ],
+            "sections": [{"name": s.name, "description": s.description} for s in self.sections],
             "info": dict(self.info),
         }
 
@@ -330,7 +347,9 @@ class PluginHost:
                 return "may not contain '/'"
             if builtin is not None and name in {s.name for s in builtin.evaluators}:
                 return "is reserved for a built-in evaluator"
-        elif hook in _TAKEN_ONCE:
+        elif hook == "cbench_register_sections" and name in _summary_fields():
+            return "is a field of the core's summary"
+        if hook in _TAKEN_ONCE:
             field = _HOOKS[hook][1]
             taken = {_name(x): p.name for p in self.plugins.values() if p.usable for x in getattr(p, field)}
             taken.update({_name(x): plugin for x in admitted})
@@ -553,6 +572,10 @@ class PluginHost:
             self.not_found("report format", name, f"unknown report format {name!r}; valid formats: {valid}")
         )
 
+    def sections(self) -> list[tuple[str, SectionSpec]]:
+        """Every (plugin name, summary section) that loaded plugins register."""
+        return self._registered("sections")
+
     def _registered(self, field: str) -> list[tuple[str, Any]]:
         """Every (plugin name, record) of a PluginInfo field that loaded plugins registered, in order."""
         return [(info.name, spec) for info in self.loaded() for spec in getattr(info, field)]
@@ -673,3 +696,10 @@ def set_host(host: PluginHost | None) -> PluginHost | None:
     with _host_lock:
         old, _host = _host, host
     return old
+
+
+def _summary_fields() -> set[str]:
+    """The JSON names of the summary's own fields, which no section may take."""
+    from .records import Summary
+
+    return set(attrs.fields_dict(Summary))

@@ -12,6 +12,7 @@ import attrs
 
 from .defaults import DEFAULT_THRESHOLD
 from .direction import Direction, named
+from .summary_sections import SummarySection
 
 if TYPE_CHECKING:
     from .analysis import Analysis
@@ -487,6 +488,9 @@ class Summary:
     sweeps: list[SweepPoint] = attrs.Factory(list)
     #: Each swept system's safe operating point per data set and over all (``dataset`` None).
     operating_points: list[OperatingPoint] = attrs.Factory(list)
+    #: What plugins add from the run's rows (:mod:`context_bench.summary_sections`), by name; the
+    #: JSON report writes each one's records as ``summary.<name>``.
+    sections: dict[str, SummarySection] = attrs.Factory(dict)
 
     def direction(self, field: str) -> Direction:
         """Which way ``field`` points (higher is better for a field the summary does not know)."""
@@ -496,9 +500,12 @@ class Summary:
     def to_dict(self) -> dict[str, Any]:
         """Plain dicts and lists, keys in field order: the ``summary`` of the JSON report (a
         group's ``passing`` is written ``pass``; its ``judge`` has no name or alpha)."""
-        found = attrs.asdict(self)
+        found = attrs.asdict(self, filter=lambda field, _: field.name != "sections")
         for group in found["groups"]:
             _written(group)
+        for name, section in self.sections.items():
+            found[name] = [dict(record) for record in section.records]
+        found["sections"] = {name: section.to_dict() for name, section in self.sections.items()}
         return found
 
 

@@ -29,7 +29,7 @@ from .repeats import merged
 from .rowcheck import FIGURES, figure_problem
 from .rowtask import SCORED_BY, RowTask, evaluator_name
 from .run_meter import RunMeter, counted_input
-from .specs import RUN_KINDS
+from .specs import RUN_KINDS, SectionBuilder, resolve
 from .summary import Summarizer
 
 if TYPE_CHECKING:
@@ -395,7 +395,9 @@ def evaluate(
         analysis=analysis,
         sweep=config.sweep,
     )
-    delivery = _Delivery(summarize, config.output.stream, repeats)
+    # before any row: a section the run cannot have is a usage error
+    sections = _sections(host, config, options)
+    delivery = _Delivery(summarize, config.output.stream, repeats, [made for _, made in sections])
     delivery.before(second_pass.scored)
     in_flight: dict[int, RowTask] = {}
     watch = FailFast(0 if scoring else config.limits.fail_fast)
@@ -460,9 +462,24 @@ def evaluate(
     summarize.judge_models = builder.evaluator_models()
     summarize.by_fields = builder.by_fields()
     summarize.directions = host.directions(builder.evaluators())
+    summarize.sections = {name: section.finish() for name, section in sections}
+    summarize.notices += [note for section in summarize.sections.values() for note in section.notes]
     summary = summarize.finish()
     mark_losses(delivery.rows, lost_rows(summary))
     return EvalResult(rows=delivery.rows, summary=summary, summarize=summarize)
+
+
+def _sections(
+    host: PluginHost, config: RunConfig, options: Mapping[str, Any]
+) -> list[tuple[str, SectionBuilder]]:
+    """The builders of the summary sections this run asks for, by the name each is written under;
+    each factory gets the run's ``options`` as its plugin's rules do (its own, and ``cache_dir``)."""
+    started = []
+    for plugin, spec in host.sections():
+        builder = resolve(spec.factory)(config, host.options_for(plugin, options))
+        if builder is not None:
+            started.append((spec.name, builder))
+    return started
 
 
 def _counted(config: RunConfig) -> tuple[RunConfig, Tokenizer | None]:
@@ -510,14 +527,23 @@ class RowSystems:
 
 
 class _Delivery:
-    """Finished rows, handed on in task order: to the summarizer, then kept (``rows``) or streamed.
+    """Finished rows, handed on in task order: to the summarizer and the summary sections, then kept
+    (``rows``) or streamed.
 
     Rows finish in any order; each waits here only until every earlier row has finished, so what
     waits is bounded by the rows in flight.  Also counts the rows some evaluator gave no score.
     """
 
-    def __init__(self, summarize: Summarizer, stream: Callable[[EvalRow], None] | None, repeats: int) -> None:
+    def __init__(
+        self,
+        summarize: Summarizer,
+        stream: Callable[[EvalRow], None] | None,
+        repeats: int,
+        sections: Sequence[SectionBuilder],
+    ) -> None:
         self.summarize = summarize
+        #: The run's summary sections, each given every row the summary counts.
+        self.sections = sections
         self.stream = stream
         #: With ``--repeats``, a row's repeats (consecutive in task order) wait here to be one row.
         self.repeats = repeats
@@ -558,6 +584,8 @@ class _Delivery:
 
     def _deliver(self, row: EvalRow) -> None:
         self.summarize.add(row)
+        for section in self.sections:
+            section.add(row)
         if self.stream is None:
             self.rows.append(row)
         else:

@@ -17,6 +17,7 @@ import attrs
 
 from . import records
 from .records import Summary
+from .summary_sections import SummarySection
 
 #: JSON names that differ from the field's (``GroupSummary.passing`` is written ``pass``).
 _RENAMED = {"passing": "pass"}
@@ -24,7 +25,16 @@ _RENAMED = {"passing": "pass"}
 
 def summary_from_dict(data: Mapping[str, Any]) -> Summary:
     """The :class:`Summary` whose ``to_dict()`` is ``data``."""
-    return _record(Summary, data)
+    summary = _record(Summary, {k: v for k, v in data.items() if k != "sections"})
+    parts = data.get("sections")
+    if not isinstance(parts, Mapping):
+        return summary
+    sections = {
+        name: SummarySection.from_dict(part, data.get(name))
+        for name, part in parts.items()
+        if isinstance(part, Mapping)
+    }
+    return attrs.evolve(summary, sections=sections)
 
 
 def _record(cls: type, data: Any) -> Any:

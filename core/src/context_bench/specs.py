@@ -1,11 +1,11 @@
 """The records a plugin hands to the host: evaluators, auto-wire rules, data sets, commands,
-executors and report formats."""
+executors, report formats and summary sections."""
 
 from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
@@ -14,6 +14,8 @@ from .errors import UsageError
 
 if TYPE_CHECKING:
     from .executor import Executor
+    from .records import EvalRow
+    from .summary_sections import SummarySection
 
 #: A callable, or a lazy reference ``"package.module:attribute"`` resolved only when used, so that
 #: listing what a plugin offers never imports its heavy modules.
@@ -313,3 +315,32 @@ class FormatSpec:
     def streams(self) -> bool:
         """Whether a run writes its rows as they finish (:attr:`stream`)."""
         return self.stream is not None
+
+
+@attrs.frozen
+class SectionSpec:
+    """A section a plugin adds to a run's summary from its finished rows (see
+    ``cbench_register_sections`` and :mod:`context_bench.summary_sections`).
+
+    ``factory(config, options)`` gets the run's :class:`~context_bench.config.RunConfig` and its
+    plugin's share of the run's options (as its rules' ``build`` does: its own, and the run's
+    ``cache_dir``) before any row runs.  It returns a
+    :class:`~context_bench.summary_sections.SectionBuilder`, or None when the run did not ask for
+    the section (its plugin's settings say so); a :class:`~context_bench.errors.UsageError` it
+    raises stops the run before any row, exit 2.  ``name`` is the summary's key
+    (``summary.<name>`` in the JSON report): public, taken once, and no field of the summary itself.
+    """
+
+    name: str
+    factory: Ref
+    description: str = ""
+
+
+class SectionBuilder(Protocol):
+    """What a :class:`SectionSpec`'s factory returns for a run that asked for its section."""
+
+    def add(self, row: EvalRow) -> None:
+        """One finished row, in task order (a run that streams keeps none: keep what the figures need)."""
+
+    def finish(self) -> SummarySection:
+        """The section, once every row has been added."""

@@ -35,6 +35,7 @@ from .records import (
 )
 from .repeats import RepeatTally
 from .rowtask import FALLBACKS, SCORED_BY
+from .summary_sections import SummarySection
 from .sweep import Sweep
 from .sweep_curve import with_curve
 
@@ -468,6 +469,8 @@ class Summarizer:
         self.by_fields: dict[str, list[str]] = {}
         #: :attr:`Summary.metered`; the runner sets it from the run's meter.
         self.metered: dict[str, Any] | None = None
+        #: :attr:`Summary.sections`; the runner sets them from the run's section builders.
+        self.sections: dict[str, SummarySection] = {}
         self.reset()
 
     def reset(self) -> None:
@@ -599,6 +602,7 @@ class Summarizer:
             by_fields={d: list(f) for _, d in groups if (f := self.by_fields.get(d))},
             metered=self.metered,
             discrepancies=figures.discrepancies,
+            sections=dict(self.sections),
         )
         return with_curve(self._by.attach(summary, self), self.sweep, self.analysis.field_of)
 

@@ -75,6 +75,10 @@ def check_plugin(plugin: Any) -> PluginInfo:
             assert ref is None or callable(resolve(ref)), (
                 f"{part} of report format {fmt.name} is not callable"
             )
+    for section in info.sections:
+        assert callable(resolve(section.factory)), (
+            f"factory of summary section {section.name} is not callable"
+        )
     return info
 
 

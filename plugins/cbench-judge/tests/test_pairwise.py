@@ -3,10 +3,13 @@ the command run against scripted judges on 127.0.0.1."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import re
+import sys
 import warnings
+from pathlib import Path
 from statistics import NormalDist
 from typing import Any
 
@@ -18,6 +21,12 @@ from context_bench.cli import main
 from context_bench.testing import Reply, last_user_message
 
 Z = NormalDist().inv_cdf(0.975)
+
+_spec = importlib.util.spec_from_file_location(
+    "cbench_browser", Path(__file__).parents[3] / "tests" / "browser.py"
+)
+browser = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(browser)
 
 
 def _figures(outcomes: list[str], differences: list[float] | None = None):
@@ -366,3 +375,236 @@ def test_a_template_of_ones_own_is_filled_and_asked(judge_server, tmp_path, caps
         ]
     )
     assert (code, found["template"], found["ties"], found["position_consistency"]) == (0, "custom", 1, 0.0)
+
+
+# -- --pairwise on run and score: the summary's pairwise section ---------------------------------
+
+#: The names issue 31 gives each record of ``summary.pairwise``.
+CONTRACT = {"system", "baseline", "dataset", "wins", "ties", "losses", "win_rate", "ci"}
+CONTRACT |= {"lc_win_rate", "position_consistency", "n"}
+#: 5 wins, 2 losses, 3 ties for the system when the judge is right.
+_TRUTH = [("GOOD", "POOR", 10)] * 5 + [("POOR", "GOOD", 10)] * 2 + [("GOOD", "GOOD", 10)] * 3
+
+
+def _wilson(successes: float, n: int) -> tuple[float, float]:
+    """Wilson's score interval at 95%, from its formula (the oracle of the figures' own)."""
+    p, z2 = successes / n, Z * Z
+    centre, half = p + z2 / (2 * n), Z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
+    return (centre - half) / (1 + z2 / n), (centre + half) / (1 + z2 / n)
+
+
+def _scored(capsys: pytest.CaptureFixture[str], path: Any, url: str, *extra: str) -> tuple[int, Any, str]:
+    """``score --pairwise`` of a file of two systems (no other judge wired: ``--judge-dataset none``)."""
+    argv = ["score", str(path), "--pairwise", "--baseline", "short", "--judge-url", url]
+    argv += ["--judge-dataset", "none", "--store", "none", "--no-progress"]
+    code = main([*argv, *(extra or ("--output", "json"))])
+    captured = capsys.readouterr()
+    summary = json.loads(captured.out)["summary"] if captured.out.startswith("{") else None
+    return code, summary, captured.err
+
+
+def test_score_pairwise_with_a_first_position_judge_gives_only_ties(judge_server, tmp_path, capsys) -> None:
+    server = judge_server(first_position)
+    code, summary, _ = _scored(capsys, _rows(tmp_path / "r.jsonl", _PLANTED), server.url)
+    assert code == 0
+    (found,) = summary["pairwise"]
+    assert CONTRACT <= set(found)
+    assert (found["system"], found["baseline"], found["dataset"]) == ("long", "short", "qa")
+    assert (found["wins"], found["ties"], found["losses"], found["n"]) == (0, 48, 0, 48)
+    assert (found["win_rate"], found["position_consistency"]) == (0.5, 0.0)
+    assert len(server.requests) == 96  # every row asked twice, the answers swapped
+
+
+def test_score_pairwise_with_a_correct_judge_finds_the_planted_truth(judge_server, tmp_path, capsys) -> None:
+    server = judge_server(by_quality)
+    code, summary, _ = _scored(capsys, _rows(tmp_path / "r.jsonl", _TRUTH), server.url)
+    assert code == 0
+    (found,) = summary["pairwise"]
+    assert (found["wins"], found["ties"], found["losses"], found["n"]) == (5, 3, 2, 10)
+    assert found["win_rate"] == 0.65  # (5 + 3 / 2) / 10
+    assert found["ci"] == pytest.approx(_wilson(6.5, 10), abs=1e-12)
+    assert found["position_consistency"] == 1.0
+    assert found["p_value"] == 58 / 128  # 2 P(X <= 2), X ~ Bin(7, 1/2): 2 (1 + 7 + 21) / 128
+    # 10 pairs, both orders: 20 calls of 100 input and 10 output tokens, priced by --price
+    assert (found["judge_calls"], found["judge_input_tokens"], found["judge_output_tokens"]) == (
+        20,
+        2000,
+        200,
+    )
+    priced = _scored(
+        capsys, tmp_path / "r.jsonl", server.url, "--output", "json", "--price", f"{found['judge_model']}=1,2"
+    )
+    assert priced[1]["pairwise"][0]["judge_dollars"] == pytest.approx((2000 * 1 + 200 * 2) / 1e6)
+
+
+def test_score_pairwise_counts_a_failed_judge_call_and_fails_the_run(judge_server, tmp_path, capsys) -> None:
+    def sometimes_broken(body: Any) -> Reply | str:
+        return Reply(status=400, text="bad request") if "Q3?" in last_user_message(body) else by_quality(body)
+
+    server = judge_server(sometimes_broken)
+    path = _rows(tmp_path / "r.jsonl", _PLANTED)
+    code, summary, err = _scored(capsys, path, server.url, "--output", "json", "--max-failure-rate", "0")
+    assert code == 4
+    (found,) = summary["pairwise"]
+    assert (found["n"], found["failed"], found["wins"] + found["ties"] + found["losses"]) == (47, 1, 47)
+    assert (
+        "too many failures: pairwise: 1 of 48 pairs got no result (2.1%, more than --max-failure-rate 0)"
+        in err
+    )
+    assert "the first: call_error: HTTP 400" in err
+    assert _scored(capsys, path, server.url, "--output", "json", "--max-failure-rate", "0.05")[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("planted", "gate", "status", "said"),
+    [
+        (_PLANTED, ["--fail-under", "win_rate=0.7"], 3, "win_rate of long on qa is 0.625, below 0.7"),
+        (_PLANTED, ["--fail-under", "win_rate=0.6"], 0, ""),
+        (
+            _PLANTED,
+            ["--fail-under", "qa:lc_win_rate=0.6"],
+            3,
+            "--fail-under qa:lc_win_rate=0.6: lc_win_rate of long",
+        ),
+        # 10 losses and 2 ties: 1 / 12, its interval wholly below 0.45
+        (
+            [("POOR", "GOOD", 5)] * 10 + [("GOOD", "GOOD", 5)] * 2,
+            ["--fail-if-worse", "win_rate=0.45"],
+            3,
+            "wholly below 0.45",
+        ),
+        (_TRUTH, ["--fail-if-worse", "win_rate=0.45"], 0, ""),
+        (_TRUTH, ["--fail-under", "win_ratio=0.5"], 2, "no group in this run has a score 'win_ratio'"),
+    ],
+)
+def test_score_pairwise_gates(judge_server, tmp_path, capsys, planted, gate, status, said) -> None:
+    server = judge_server(quality_then_length if planted is _PLANTED else by_quality)
+    code, _, err = _scored(
+        capsys, _rows(tmp_path / "r.jsonl", planted), server.url, "--output", "json", *gate
+    )
+    assert code == status, err
+    assert said in err
+
+
+def test_score_pairwise_a_second_run_with_the_cache_asks_the_judge_nothing(
+    judge_server, tmp_path, capsys
+) -> None:
+    server = judge_server(by_quality)
+    path = _rows(tmp_path / "r.jsonl", _TRUTH)
+    cache = ("--output", "json", "--cache-dir", str(tmp_path / "cache"))
+    first = _scored(capsys, path, server.url, *cache)[1]["pairwise"][0]
+    asked = len(server.requests)
+    again = _scored(capsys, path, server.url, *cache)[1]["pairwise"][0]
+    assert asked == 20 and len(server.requests) == asked
+    assert (again["judge_calls"], again["judge_cached"], again["judge_input_tokens"]) == (0, 20, 0)
+    assert {k: v for k, v in again.items() if not k.startswith("judge_")} == {
+        k: v for k, v in first.items() if not k.startswith("judge_")
+    }
+
+
+def test_score_pairwise_needs_a_judge_before_any_row(tmp_path, capsys) -> None:
+    path = _rows(tmp_path / "r.jsonl", _TRUTH)
+    assert main(["score", str(path), "--pairwise", "--store", "none", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == "context-bench: error: --pairwise needs a judge: --judge-url URL"
+
+
+_ANSWERING = """
+import sys
+planted = {planted!r}
+question = sys.stdin.read()
+i = next(n for n in range(len(planted)) if f"Q{{n}}?" in question)
+ours, theirs, difference = planted[i]
+quality, length = (ours, 40 + difference) if sys.argv[1] == "long" else (theirs, 40)
+print(quality + " " + "x" * (length - len(quality) - 1))
+"""
+
+
+def test_run_pairwise_judges_two_command_systems(judge_server, tmp_path, capsys) -> None:
+    server = judge_server(by_quality)
+    program = tmp_path / "answer.py"
+    program.write_text(_ANSWERING.format(planted=_TRUTH))
+    rows = tmp_path / "qa.jsonl"
+    rows.write_text(
+        "".join(json.dumps({"id": f"q{i}", "question": f"Q{i}?"}) + "\n" for i in range(len(_TRUTH)))
+    )
+    systems = []
+    for name in ("short", "long"):
+        systems += ["--command", f"{sys.executable} {program} {name}", "--name", name]
+    argv = ["run", *systems, "--dataset", str(rows), "--pairwise", "--baseline", "short"]
+    argv += ["--judge-url", server.url, "--judge-dataset", "none", "--store", "none", "--no-progress"]
+    assert main([*argv, "--output", "json"]) == 0
+    (found,) = json.loads(capsys.readouterr().out)["summary"]["pairwise"]
+    assert (found["wins"], found["ties"], found["losses"], found["win_rate"]) == (5, 3, 2, 0.65)
+    assert main([*argv, "--output", "table"]) == 0
+    out = capsys.readouterr().out
+    assert "Pairwise judging against short, answers in both orders" in out
+    assert "0.650" in out
+
+
+@pytest.mark.skipif(browser.missing() is not None, reason=browser.missing() or "")
+def test_the_html_report_draws_a_bar_per_data_set_in_chromium(judge_server, tmp_path, capsys) -> None:
+    server = judge_server(by_quality)
+    page = tmp_path / "report.html"
+    code, _, err = _scored(
+        capsys, _rows(tmp_path / "r.jsonl", _TRUTH), server.url, "--output", "html", "--out", str(page)
+    )
+    assert code == 0, err
+    dom, errors = browser.dump_dom(page)
+    assert errors == []
+    low, high = _wilson(6.5, 10)
+    bars = re.findall(r'<rect class="bar"[^>]*width="([\d.]+)"[^>]*><title>([^<]*)</title>', dom)
+    assert [title for _, title in bars] == [f"long on qa: 0.6500 [{low:.4f}, {high:.4f}]"]
+    assert float(bars[0][0]) > 0
+    assert "<th>win_rate</th>" in dom or ">win_rate<" in dom
+
+
+def test_score_pairwise_keeps_a_key_the_judge_echoes_out_of_every_report(
+    judge_server, tmp_path, capsys, monkeypatch
+) -> None:
+    secret = "sk-pairwise-0123456789abcdefSECRET"
+    monkeypatch.setenv("MY_JUDGE_KEY", secret)
+    server = judge_server(lambda body: Reply(status=400, text=f"bad key {secret}"))
+    path = _rows(tmp_path / "r.jsonl", _TRUTH[:2])
+    argv = [
+        "score",
+        str(path),
+        "--pairwise",
+        "--judge-url",
+        server.url,
+        "--judge-api-key-env",
+        "MY_JUDGE_KEY",
+    ]
+    argv += ["--judge-dataset", "none", "--store", "none", "--no-progress"]
+    for output in ("table", "markdown", "json", "html"):
+        assert main([*argv, "--output", output]) == 4
+        out, err = capsys.readouterr()
+        assert "call_error: HTTP 400" in out and "call_error: HTTP 400" in err
+        assert secret[:12] not in out + err
+    assert server.seen[0].headers["authorization"] == f"Bearer {secret}"
+
+
+def test_score_pairwise_of_one_system_says_there_is_nothing_to_judge(judge_server, tmp_path, capsys) -> None:
+    server = judge_server(by_quality)
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps({"system": "short", "id": "q0", "question": "Q0?", "response": "GOOD"}) + "\n")
+    code, summary, err = _scored(capsys, path, server.url)
+    assert (code, summary["pairwise"], server.requests) == (0, [], [])
+    assert "--pairwise: the run has one system, so nothing to judge" in summary["warnings"]
+    assert "warning: --pairwise: the run has one system, so nothing to judge" in err
+
+
+def test_score_pairwise_with_a_reference_template_needs_a_reference(judge_server, tmp_path, capsys) -> None:
+    server = judge_server(by_quality)
+    path = _rows(tmp_path / "r.jsonl", _TRUTH)
+    flags = ("--output", "json", "--pairwise-template", "mt_bench_reference")
+    code, summary, err = _scored(capsys, path, server.url, *flags)
+    assert (code, summary["pairwise"], server.requests) == (4, [], [])
+    assert "10 of 10 pairs got no result" in err and "needs a reference answer ('answer') in every row" in err
+    with_answers = tmp_path / "answered.jsonl"
+    lines = path.read_text().splitlines()
+    with_answers.write_text("".join(json.dumps({**json.loads(x), "answer": "GOOD"}) + "\n" for x in lines))
+    code, summary, _ = _scored(capsys, with_answers, server.url, *flags)
+    (found,) = summary["pairwise"]
+    assert (code, found["template"], found["win_rate"]) == (0, "mt_bench_reference", 0.65)
+    assert all("[The Start of Reference Answer]\nGOOD\n" in last_user_message(b) for b in server.requests)

@@ -48,6 +48,8 @@ def cmd_plugins(args: argparse.Namespace, host: PluginHost) -> int:
         for fmt in info["formats"]:
             kind = ", ".join(filter(None, [fmt["extension"], "streamed" if fmt["streams"] else ""]))
             print(f"  report format {fmt['name']}{f' ({kind})' if kind else ''}: {fmt['description']}")
+        for section in info["sections"]:
+            print(f"  summary section {section['name']}: {section['description']}")
         for key, value in info["info"].items():
             print(f"  {key}: {value}")
     if any(spec.lower_is_better for info in host.plugins.values() for spec in info.evaluators):

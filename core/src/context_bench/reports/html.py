@@ -27,7 +27,17 @@ from typing import Any, TextIO
 
 from ..direction import Directions
 from ..records import EvalResult
-from . import View, by_sections, figure_sections, sections, summary_of, svg, sweep_sections, turn_sections
+from . import (
+    View,
+    added_sections,
+    by_sections,
+    figure_sections,
+    sections,
+    summary_of,
+    svg,
+    sweep_sections,
+    turn_sections,
+)
 from .html_rows import PAGE, RowEncoder
 from .sections import Section, printable
 from .verdict import verdicts
@@ -120,6 +130,9 @@ def write(
     if notes:
         body.append("<h2>Warnings</h2><ul>" + "".join(f"<li>{escape(n)}</li>" for n in notes) + "</ul>")
     body.append(_charts(data, result.systems))
+    systems = list(dict.fromkeys([*result.systems, *summary.systems]))
+    for table, chart in added_sections.charts(summary, systems):  # a plugin's figures, its chart beside
+        body.append(_section(table) + (f'\n<div class="charts">{chart}</div>' if chart else ""))
     # the figures' other tables (scores, intervals, comparisons, savings, judges), as in the table
     # and Markdown reports
     tables = [

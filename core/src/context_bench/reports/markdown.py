@@ -3,7 +3,16 @@
 from __future__ import annotations
 
 from ..records import EvalResult
-from . import View, by_sections, figure_sections, sections, summary_of, sweep_sections, turn_sections
+from . import (
+    View,
+    added_sections,
+    by_sections,
+    figure_sections,
+    sections,
+    summary_of,
+    sweep_sections,
+    turn_sections,
+)
 from .sections import Section, printable
 from .verdict import verdicts
 
@@ -23,6 +32,7 @@ def render(result: EvalResult, view: View | None = None) -> str:
         *figure_sections.key_figures(summary),
         *sweep_sections.curves(summary),
         *sweep_sections.repeats(summary),
+        *added_sections.build(summary),
         *sections.build(summary, detail=view is not None and view.detail),
         *by_sections.build(summary),
         *turn_sections.build(summary),

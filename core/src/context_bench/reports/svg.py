@@ -225,6 +225,46 @@ def intervals(title: str, items: Sequence[Interval], systems: Sequence[str]) -> 
     return _close(parts)
 
 
+def bars(
+    title: str,
+    items: Sequence[Interval],
+    systems: Sequence[str],
+    bounds: tuple[float, float],
+    reference: float | None = None,
+) -> str:
+    """Each figure as a bar from the start of its range (``bounds``), its interval as a line over
+    it, one line per item, and ``reference`` as a dashed line: a summary section's figure per
+    (system, data set)."""
+    if not items:
+        return ""
+    height = _TOP + _BOTTOM + ROW * len(items)
+    plot = _Plot(bounds, (0.0, 1.0), height, left=180)
+    marked = "" if reference is None else f"; dashed: {_tick(reference)}"
+    parts = [_frame(title, height), *plot.x_axis(f"value with its interval{marked}")]
+    for n, item in enumerate(items):
+        y = _TOP + ROW * n + ROW / 2
+        fill = colour(systems, item.system)
+        start, end = plot.x(bounds[0]), plot.x(min(max(item.mean, bounds[0]), bounds[1]))
+        shown = f"{figure(item.mean)} [{figure(item.low)}, {figure(item.high)}]"
+        parts.append(_label(plot.left - 6, y + 4, escape(item.label), anchor="end"))
+        parts.append(
+            f'<rect class="bar" x="{start:.1f}" y="{y - 6:.1f}" width="{end - start:.1f}" height="12" '
+            f'fill="{fill}" fill-opacity="0.7"><title>{escape(item.label)}: {shown}</title></rect>'
+        )
+        if item.low is not None and item.high is not None:
+            parts.append(
+                f'<line class="ci" x1="{plot.x(item.low):.1f}" x2="{plot.x(item.high):.1f}" y1="{y:.1f}" '
+                f'y2="{y:.1f}" stroke="#222" stroke-width="2"/>'
+            )
+    if reference is not None:
+        x = plot.x(reference)
+        parts.append(
+            f'<line class="reference" x1="{x:.1f}" x2="{x:.1f}" y1="{_TOP}" y2="{height - _BOTTOM}" '
+            'stroke="#444" stroke-dasharray="4 3"/>'
+        )
+    return _close(parts)
+
+
 def latency(title: str, items: Sequence[Spread], systems: Sequence[str]) -> str:
     """Each system's latency as a box from the median to p95, a whisker to p99 and a tick at the mean."""
     items = [i for i in items if any(v is not None for v in (i.mean, i.p50, i.p95, i.p99))]

@@ -13,7 +13,16 @@ import shutil
 import textwrap
 
 from ..records import ErrorMessage, EvalResult
-from . import View, by_sections, figure_sections, sections, summary_of, sweep_sections, turn_sections
+from . import (
+    View,
+    added_sections,
+    by_sections,
+    figure_sections,
+    sections,
+    summary_of,
+    sweep_sections,
+    turn_sections,
+)
 from .sections import MAX_WIDTH, Section, printable, width_of
 from .verdict import verdicts
 
@@ -57,6 +66,7 @@ def render(result: EvalResult, view: View) -> str:
         wholes += by_sections.build(summary)
     wholes += turn_sections.build(summary)  # a multi-turn replay's: short, on the one screen too
     wholes += [*sweep_sections.curves(summary), *sweep_sections.repeats(summary)]
+    wholes += added_sections.build(summary)
     parts += [_table(figure_sections.readable(whole, width), width) for whole in wholes]
     notes = [f"warning: {_line(note)}" for note in sections.warnings(summary)]
     # one screen: each warning on one line (--detail: whole), each error message whole (the

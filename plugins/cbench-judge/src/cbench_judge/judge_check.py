@@ -225,13 +225,13 @@ def _preferred(args: argparse.Namespace, labels: list[dict[str, Any]]) -> tuple[
             "A/B/tie labels are checked against the pairwise judge: give --judge-url, --baseline and the "
             "files of rows (a report holds no pairwise verdict per row)"
         )
-    from .pairwise_command import pairs_of, pairwise_judge, template_given
+    from .pairwise_command import pairs_of, pairwise_judge, read_template
 
-    template = template_given(args.pairwise_template)
+    template = read_template(args.pairwise_template)
     pairs = [
         {"id": pair["id"], "system": system, "dataset": dataset, "pair": pair}
         for (system, dataset), found in pairs_of(args.files, args.baseline).items()
-        for pair in found["pairs"]
+        for pair in found.pairs
     ]
     where = f"the rows both {args.baseline} and another system answered"
     matched = [found["pair"] for found in _matched(labels, pairs, where)]

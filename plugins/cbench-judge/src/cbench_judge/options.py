@@ -9,6 +9,7 @@ from typing import Any
 from context_bench.bounds import flag_type
 
 from .defaults import DEFAULT_CONCURRENCY, DEFAULT_MODEL
+from .pairwise import TEMPLATES
 from .templates import BUILTIN
 
 
@@ -47,6 +48,21 @@ def add_options(group: Any) -> None:
         action="store_true",
         default=None,
         help="do not cache judge responses in the run's cache directory",
+    )
+    group.add_argument(
+        "--pairwise",
+        dest="judge_pairwise",
+        action="store_true",
+        default=None,
+        help="judge every system against --baseline with the --judge-url judge, answers in both "
+        "orders: wins, ties, losses, win rate and length-controlled win rate (summary.pairwise)",
+    )
+    group.add_argument(
+        "--pairwise-template",
+        dest="judge_pairwise_template",
+        metavar="NAME|FILE",
+        help=f"--pairwise's prompt: {', '.join(TEMPLATES)} (default mt_bench), or a file holding one "
+        "with {question}, {answer_a}, {answer_b} (and {reference})",
     )
 
 

@@ -11,11 +11,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections import defaultdict
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
-
-import attrs
+from typing import TYPE_CHECKING, Any
 
 from context_bench.errors import UsageError
 from context_bench.gates import BoundGate
@@ -25,6 +23,9 @@ from context_bench.reports.numbers import interval, p_value
 from .options import add_endpoint_options, add_failure_rate_option
 from .pairwise import TEMPLATES, PairwiseJudge
 from .pairwise_figures import PairwiseFigures
+
+if TYPE_CHECKING:
+    from .pairs import Pairs
 
 #: The figures a ``--fail-under`` may bound.
 GATED = ("win_rate", "lc_win_rate")
@@ -49,7 +50,7 @@ def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
 
 
 def add_template_option(parser: argparse.ArgumentParser) -> None:
-    """``--pairwise-template``: the pairwise judge's prompt, read by :func:`template_given`."""
+    """``--pairwise-template``: the pairwise judge's prompt, read by :func:`read_template`."""
     parser.add_argument(
         "--pairwise-template",
         default="mt_bench",
@@ -59,8 +60,8 @@ def add_template_option(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def template_given(given: str) -> str:
-    """A built-in template's name as it is, else the text of the file ``given`` names."""
+def read_template(given: str) -> str:
+    """``--pairwise-template``'s value: a built-in template's name, or the text of the file it names."""
     if given in TEMPLATES:
         return given
     path = Path(given)
@@ -69,24 +70,13 @@ def template_given(given: str) -> str:
     return path.read_text(encoding="utf-8")
 
 
-def _answered(row: dict[str, Any]) -> str | None:
-    from .base import as_text
-
-    response = row.get("response")
-    if row.get("errors") or response is None or response == "":
-        return None
-    return as_text(response)
-
-
-def pairs_of(files: list[str], baseline: str) -> dict[tuple[str, str], dict[str, Any]]:
+def pairs_of(files: list[str], baseline: str) -> dict[tuple[str, str], Pairs]:
     """Per (system, data set): the pairs both answered, with the rows either left unanswered."""
     from context_bench.datasets import MalformedRow, read_file
 
-    from .base import as_text
-    from .rating import QUESTION_KEYS, reference_of
+    from .pairs import Answers
 
-    answers: dict[str, dict[str, dict[str, Any]]] = defaultdict(dict)  # dataset -> id -> system -> row
-    systems: dict[str, None] = {}
+    answers = Answers()
     for file in files:
         for number, row in enumerate(read_file(file), 1):
             if isinstance(row, MalformedRow):
@@ -95,95 +85,49 @@ def pairs_of(files: list[str], baseline: str) -> dict[tuple[str, str], dict[str,
             if key is None or "system" not in row:
                 raise UsageError(f"{file}:{number}: a pairwise row needs 'system' and 'id'")
             dataset = str(row.get("dataset") or Path(file).stem)
-            system = str(row["system"])
-            systems[system] = None
-            answered = answers[dataset].setdefault(str(key), {})
-            if system in answered:
-                raise UsageError(f"{file}:{number}: {system} answers {dataset} id {key} twice")
-            answered[system] = row
-    if baseline not in systems:
+            if not answers.add(row, dataset, str(key)):
+                raise UsageError(f"{file}:{number}: {row['system']} answers {dataset} id {key} twice")
+    if baseline not in answers.systems:
         raise UsageError(f"--baseline {baseline}: no row of {', '.join(files)} names that system")
-    others = [s for s in systems if s != baseline]
-    if not others:
+    if len(answers.systems) < 2:
         raise UsageError(f"only {baseline} answered in {', '.join(files)}: nothing to compare")
-    found: dict[tuple[str, str], dict[str, Any]] = {}
-    for dataset, by_id in answers.items():
-        for system in others:
-            pairs, unanswered = [], 0
-            for key, rows in by_id.items():
-                if system not in rows or baseline not in rows:
-                    continue
-                ours, theirs = _answered(rows[system]), _answered(rows[baseline])
-                if ours is None or theirs is None:
-                    unanswered += 1
-                    continue
-                original = rows[baseline]
-                question = next((original[k] for k in QUESTION_KEYS if original.get(k) not in (None, "")), "")
-                pairs.append(
-                    {
-                        "id": key,
-                        "question": as_text(question),
-                        "reference": reference_of(original),
-                        "system": ours,
-                        "baseline": theirs,
-                    }
-                )
-            found[(system, dataset)] = {"pairs": pairs, "unanswered": unanswered}
-    return found
+    return answers.paired(baseline)
 
 
 def pairwise_judge(args: argparse.Namespace, template: str, command: str) -> tuple[PairwiseJudge, str]:
     """The judge the ``--judge-*`` flags name, asking with ``template``, and its model."""
+    endpoint = {key: getattr(args, f"judge_{key}") for key in ("url", "model", "api_key_env", "concurrency")}
+    return endpoint_judge({**endpoint, "cache_dir": getattr(args, "cache_dir", None)}, template, command)
+
+
+def endpoint_judge(given: Mapping[str, Any], template: str, command: str) -> tuple[PairwiseJudge, str]:
+    """The judge at ``given`` (``url``, ``model``, ``api_key_env``, ``concurrency``, ``cache_dir``),
+    asking with ``template``, and its model."""
     from .config import JudgeConfig, client_for
     from .defaults import DEFAULT_MODEL
 
-    if args.judge_url is None:
+    if given.get("url") is None:
         raise UsageError(f"{command} needs a judge: --judge-url URL")
-    config = JudgeConfig.from_mapping(
-        {
-            "url": args.judge_url,
-            "model": args.judge_model or DEFAULT_MODEL,
-            "api_key_env": args.judge_api_key_env,
-            "concurrency": args.judge_concurrency,
-            "cache_dir": getattr(args, "cache_dir", None),
-        },
-        "--judge-url",
-    )
+    config = JudgeConfig.from_mapping({**given, "model": given.get("model") or DEFAULT_MODEL}, "--judge-url")
     return PairwiseJudge(client_for(config, "--judge-url"), template), config.model
 
 
 def run(args: argparse.Namespace, host: PluginHost) -> int:
-    from .pairwise_figures import pairwise_figures
+    from .pairwise_figures import judged
 
     gates = [BoundGate.parse(given) for given in args.fail_under]
     for gate in gates:
         if gate.field not in GATED:
             raise UsageError(f"--fail-under {gate.given}: a pairwise gate bounds {' or '.join(GATED)}")
-    template = template_given(args.pairwise_template)
+    template = read_template(args.pairwise_template)
     found = pairs_of(args.files, args.baseline)
     judge, model = pairwise_judge(args, template, "pairwise")
-    if judge.needs_reference() and any(p["reference"] is None for f in found.values() for p in f["pairs"]):
+    if judge.needs_reference() and any(p["reference"] is None for f in found.values() for p in f.pairs):
         raise UsageError(
             f"--pairwise-template {args.pairwise_template} needs a reference answer in every row"
         )
-    before = attrs.asdict(judge.client.stats)  # a client is shared by every run of its judge in a process
-    figures = []
-    for (system, dataset), pairs in found.items():
-        verdicts = judge.judge_all(pairs["pairs"])
-        figures.append(
-            pairwise_figures(
-                verdicts,
-                [len(p["system"]) - len(p["baseline"]) for p in pairs["pairs"]],
-                system=system,
-                baseline=args.baseline,
-                dataset=dataset,
-                unanswered=pairs["unanswered"],
-                template=judge.template,
-                judge_model=model,
-            )
-        )
-    used = {k: v - before[k] for k, v in attrs.asdict(judge.client.stats).items()}
-    _write(render(figures, args.output, used), args.out)
+    figures, used = judged(judge, found, args.baseline, model)
+    _write(render(figures, args.output, {k: sum(u[k] for u in used) for k in used[0]}), args.out)
     return _status(figures, gates, args.max_failure_rate)
 
 

@@ -8,8 +8,8 @@ failed are not in ``n``: they are ``failed``, shown beside it and gating the exi
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
@@ -18,6 +18,10 @@ from context_bench.metrics.paired import mcnemar_p
 
 from .length_control import length_controlled
 from .pairwise import LOSS, TIE, WIN, PairVerdict
+
+if TYPE_CHECKING:
+    from .pairs import Pairs
+    from .pairwise import PairwiseJudge
 
 
 @attrs.frozen
@@ -101,3 +105,28 @@ def pairwise_figures(
         template=template,
         judge_model=judge_model,
     )
+
+
+def judged(
+    judge: PairwiseJudge, found: Mapping[tuple[str, str], Pairs], baseline: str, model: str
+) -> tuple[list[PairwiseFigures], list[dict[str, float]]]:
+    """Every (system, data set)'s pairs judged in both orders, their figures, and what the judge's
+    calls for each did and cost in tokens (:class:`~cbench_judge.client.JudgeStats`' fields)."""
+    figures, used = [], []
+    for (system, dataset), pairs in found.items():
+        before = attrs.asdict(judge.client.stats)  # a client is shared by every run of its judge in a process
+        verdicts = judge.judge_all(pairs.pairs)
+        used.append({k: v - before[k] for k, v in attrs.asdict(judge.client.stats).items()})
+        figures.append(
+            pairwise_figures(
+                verdicts,
+                pairs.length_differences(),
+                system=system,
+                baseline=baseline,
+                dataset=dataset,
+                unanswered=pairs.unanswered,
+                template=judge.template,
+                judge_model=model,
+            )
+        )
+    return figures, used

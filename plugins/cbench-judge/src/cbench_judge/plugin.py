@@ -1,5 +1,6 @@
 """Entry point of the cbench-judge plugin: registers its evaluators, options, auto-wire rules, the
-judged data sets (alpaca-eval, mt-bench) and the ``pairwise`` and ``judge-check`` commands.
+judged data sets (alpaca-eval, mt-bench), the ``pairwise`` and ``judge-check`` commands and the
+summary's ``pairwise`` section (``--pairwise``).
 
 Everything is named by lazy references, so listing evaluators or data sets imports neither httpx,
 the judges, the loaders nor ``datasets``.
@@ -10,7 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from context_bench import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, hookimpl
+from context_bench import AutowireRule, CommandSpec, DatasetSpec, EvaluatorSpec, SectionSpec, hookimpl
 from context_bench.hookspecs import OptionGroup
 
 from .settings import JudgeSettings
@@ -167,6 +168,17 @@ def cbench_register_autowire(register: Callable[[AutowireRule], None]) -> None:
 def cbench_register_datasets(register: Callable[[DatasetSpec], None]) -> None:
     for spec in _DATASETS:
         register(spec)
+
+
+@hookimpl
+def cbench_register_sections(register: Callable[[SectionSpec], None]) -> None:
+    register(
+        SectionSpec(
+            "pairwise",
+            "cbench_judge.pairwise_section:section",
+            "--pairwise: each system against --baseline by the judge, answers in both orders",
+        )
+    )
 
 
 @hookimpl

@@ -37,3 +37,7 @@ class JudgeSettings(Settings):
     template: str | None = None
     strict: bool = False
     no_cache: bool = False
+    #: ``--pairwise``: judge every system against ``--baseline``, answers in both orders
+    #: (the summary's ``pairwise`` section), with ``--pairwise-template`` (None: ``mt_bench``).
+    pairwise: bool = False
+    pairwise_template: str | None = None
