@@ -4,12 +4,12 @@ retry policy, and a row with `turns` is sent turn by turn, the conversation grow
 from __future__ import annotations
 
 import threading
-import time
 
 import pytest
 
 import context_bench
 from context_bench import OpenAIProxy, evaluate
+from context_bench.client import RetryPolicy
 from context_bench.testing import FakeServer, Reply, last_user_message
 
 MT_ROW = {"id": "mt1", "turns": ["Name a colour.", "Now a fruit of that colour."], "answer": "banana"}
@@ -84,8 +84,16 @@ def test_build_messages_replaces_the_default_prompt_and_names_the_cache_entries(
     assert proxy.config()["build_messages"].endswith("as_exam")
 
 
-def test_retry_base_delay_is_the_first_retrys_wait():
+def test_retry_base_delay_is_the_first_retrys_wait(monkeypatch):
     failed = threading.Event()
+    waits: list[float] = []
+    backoff = RetryPolicy.backoff
+
+    def recorded(policy, attempt):
+        waits.append(backoff(policy, attempt))
+        return waits[-1]
+
+    monkeypatch.setattr(RetryPolicy, "backoff", recorded)
 
     def once_down(body):
         if not failed.is_set():
@@ -96,14 +104,12 @@ def test_retry_base_delay_is_the_first_retrys_wait():
     with FakeServer(once_down) as server:
         slow = OpenAIProxy(server.url, retry_base_delay=1.0, api_key_env=None)
         assert slow._http().retry.base_delay == 1.0
-        start = time.monotonic()
         assert slow.process({"question": "q"})["response"] == "ok"
-        assert time.monotonic() - start >= 0.5  # the first retry waits in [d/2, d]
+        assert len(waits) == 1 and 0.5 <= waits[0] <= 1.0  # the first retry waits in [d/2, d]
         failed.clear()
         quick = OpenAIProxy(server.url, retry_base_delay=0, api_key_env=None)
-        start = time.monotonic()
         assert quick.process({"question": "q"})["response"] == "ok"
-        assert time.monotonic() - start < 0.5
+        assert waits[1:] == [0.0]
     with pytest.raises(ValueError, match="retry_base_delay"):
         OpenAIProxy(server.url, retry_base_delay=-1)
 
