@@ -5,8 +5,8 @@ Starts the core's fake OpenAI-compatible server answering as a memory judge
 requests 429 with ``Retry-After: 1``) and prints, side by side:
 
 * the server's ceiling, measured with a bare asyncio client holding 64 connections;
-* 2,000 MemoryJudge rows through ``context_bench.evaluate(max_concurrency=64)``, as a fraction of
-  the ideal (64 / 0.1 s = 640 req/s, or the ceiling if lower) and against a plain sequential loop
+* 2,000 MemoryJudge rows through ``context_bench.evaluate`` at ``Limits(max_concurrency=64)``, as a fraction
+  of the ideal (64 / 0.1 s = 640 req/s, or the ceiling if lower) and against a plain sequential loop
   of ``judge.score`` (how harnesses call judges today);
 * the same with 20% 429s: rate against the ideal, rows lost (errors or failures; must be 0);
 * a run with the response cache on, then the same run again: requests the second one made (must be 0).
@@ -29,6 +29,7 @@ from contextlib import contextmanager
 
 import context_bench
 from cbench_judge import MemoryJudge
+from context_bench import Limits, Output, RunConfig, Scope
 
 LATENCY = 0.1
 CONCURRENCY = 64
@@ -104,7 +105,13 @@ def run_evaluate(
     judge = MemoryJudge(url, concurrency=CONCURRENCY, **judge_options)
     started = time.perf_counter()
     result = context_bench.evaluate(
-        None, data, evaluators=[judge], max_concurrency=max_concurrency, progress=False
+        None,
+        data,
+        RunConfig(
+            scope=Scope(evaluators=[judge]),
+            limits=Limits(max_concurrency=max_concurrency),
+            output=Output(progress=False),
+        ),
     )
     return len(data) / (time.perf_counter() - started), result
 
@@ -125,7 +132,13 @@ class SleepingJudge:
 def runner_ceiling(data: list[dict]) -> float:
     started = time.perf_counter()
     context_bench.evaluate(
-        None, data, evaluators=[SleepingJudge()], max_concurrency=CONCURRENCY, progress=False
+        None,
+        data,
+        RunConfig(
+            scope=Scope(evaluators=[SleepingJudge()]),
+            limits=Limits(max_concurrency=CONCURRENCY),
+            output=Output(progress=False),
+        ),
     )
     return len(data) / (time.perf_counter() - started)
 

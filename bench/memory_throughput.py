@@ -148,7 +148,7 @@ def main() -> int:
         return 0
 
     from cbench_memory.baselines import FullContextMemory
-    from context_bench import evaluate_memory
+    from context_bench import Limits, Output, RunConfig, Scope, evaluate_memory
     from context_bench.systems import OpenAIProxy
 
     server = subprocess.Popen(
@@ -166,7 +166,13 @@ def main() -> int:
 
         start = time.perf_counter()
         result = evaluate_memory(
-            make_system, data, evaluators=judges, max_concurrency=args.concurrency, progress=False
+            make_system,
+            data,
+            RunConfig(
+                scope=Scope(evaluators=judges),
+                limits=Limits(max_concurrency=args.concurrency),
+                output=Output(progress=False),
+            ),
         )
         concurrent = time.perf_counter() - start
         errors = sum(1 for r in result.rows if r.errors)

@@ -38,6 +38,7 @@ from typing import Any
 
 import context_bench
 from cbench_ray.executor import RayExecutor
+from context_bench import Limits, Output, RunConfig, Scope
 
 CONCURRENCY = 8
 #: Runs of each workload on each executor (--repeat): the first is cold, the best of the rest counts.
@@ -118,9 +119,11 @@ def compare(
         return context_bench.evaluate(
             None,
             rows,
-            evaluators=kept[on_ray],
-            max_concurrency=concurrency,
-            progress=False,
+            RunConfig(
+                scope=Scope(evaluators=kept[on_ray]),
+                limits=Limits(max_concurrency=concurrency),
+                output=Output(progress=False),
+            ),
             executor=executor if on_ray else None,
         )
 
@@ -168,7 +171,14 @@ def overheads(executor: RayExecutor, count: int = 20_000) -> dict[str, float]:
     def run(on: Any, data: list[dict]) -> tuple[float, float, Any]:
         return timed(
             lambda: context_bench.evaluate(
-                None, data, evaluators=[], max_concurrency=CONCURRENCY, progress=False, executor=on
+                None,
+                data,
+                RunConfig(
+                    scope=Scope(evaluators=[]),
+                    limits=Limits(max_concurrency=CONCURRENCY),
+                    output=Output(progress=False),
+                ),
+                executor=on,
             )
         )
 
@@ -207,8 +217,12 @@ def main() -> int:
     started = time.perf_counter()
     executor = RayExecutor(CONCURRENCY, num_cpus=args.cpus)  # starts Ray as the CLI would
     executor.connect()
-    context_bench.evaluate(None, summaries(200), evaluators=["SummarizationQuality"], progress=False,
-                           executor=executor)  # fmt: skip
+    context_bench.evaluate(
+        None,
+        summaries(200),
+        RunConfig(scope=Scope(evaluators=["SummarizationQuality"]), output=Output(progress=False)),
+        executor=executor,
+    )
     print(f"Ray with {args.cpus} CPUs started and warm in {time.perf_counter() - started:.1f} s")
     print(
         f"load average before: {' '.join(f'{x:.1f}' for x in os.getloadavg())}; "

@@ -2,7 +2,7 @@
 viewer's first page and searches of that run.
 
 Recording: fresh interpreters score the same 1,000,000 QA rows through the real runner
-(``evaluate(stream=...)``, as ``score --output jsonl`` does): one writes the JSONL report alone, the
+(``Output(stream=...)``, as ``score --output jsonl`` does): one writes the JSONL report alone, the
 others write it and record every row in a SQLite store (``Recorder.add``, batches of 1,000, the
 search index kept as it goes) and the summary, the recorder given the report's line of each row
 (as ``--output jsonl`` records) or encoding it itself.  Each child's CPU seconds and peak resident set are
@@ -48,7 +48,7 @@ SEARCH = 2.0
 #: store URL recording every row too; prints the run id (or 0).
 _CHILD = """
 import sys
-from context_bench import evaluate
+from context_bench import Output, RunConfig, evaluate
 from context_bench.datasets import read_file
 from context_bench.records import encode_compact
 from context_bench.reports import jsonl
@@ -57,7 +57,7 @@ rows, out, mode, url = sys.argv[1:5]
 with open(out, "w", encoding="utf-8") as handle:
     if mode == "alone":
         writer = jsonl.Writer(handle)
-        evaluate(None, {"qa": read_file(rows)}, stream=writer, progress=False)
+        evaluate(None, {"qa": read_file(rows)}, RunConfig(output=Output(stream=writer, progress=False)))
         print(0)
         raise SystemExit
     from context_bench.store import open_store
@@ -76,7 +76,7 @@ with open(out, "w", encoding="utf-8") as handle:
         def stream(row):
             writer(row)
             recorder.add(row)
-    result = evaluate(None, {"qa": read_file(rows)}, stream=stream, progress=False)
+    result = evaluate(None, {"qa": read_file(rows)}, RunConfig(output=Output(stream=stream, progress=False)))
     recorder.finish(result.summary)
     recorder.close()
     assert recorder.warning is None, recorder.warning

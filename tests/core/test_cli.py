@@ -347,7 +347,7 @@ def test_a_plugin_command_reuses_the_run_flags(capsys, tmp_path):
 
         options = RunOptions.from_args(args, host)
         rows = [{"id": "1", "word": args.word, "response": args.word}]
-        return emit(context_bench.evaluate(None, rows, host=host, **options.evaluate_kwargs()), options)
+        return emit(context_bench.evaluate(None, rows, options.config, host=host), options)
 
     class Plugin:
         CBENCH_PLUGIN_API = 1
@@ -374,7 +374,8 @@ def test_a_plugin_command_reuses_the_run_flags(capsys, tmp_path):
     argv = ["echo", "--word", "hi", "--echo-level", "2", "--cache-dir", str(tmp_path), "--output", "json"]
     args = build_parser(host).parse_args([*argv, "--no-progress"])
     options = RunOptions.from_args(args, host)
-    assert options.plugin_options == {"echo_level": 2} and options.cache_dir == str(tmp_path)
+    assert options.config.plugins.options == {"echo_level": 2}
+    assert options.config.output.cache_dir == str(tmp_path)
     assert args.handler(args, host) == 0
     assert json.loads(capsys.readouterr().out)["rows"][0]["scores"]["echoed"] == 1.0
     assert seen == {"echo_level": 2, "cache_dir": str(tmp_path)}  # not max_concurrency, output, word...

@@ -67,11 +67,10 @@ def test_call_timeout_defaults_to_600_seconds_and_reaches_evaluate():
     host = isolated_host()
     args = build_parser(host).parse_args(["score"])
     options = RunOptions.from_args(args, host)
-    assert options.call_timeout == DEFAULT_CALL_TIMEOUT == 600
-    assert options.evaluate_kwargs()["call_timeout"] == 600
+    assert options.config.limits.local_call_timeout == DEFAULT_CALL_TIMEOUT == 600
     assert "default 600" in build_parser(host)._subparsers._group_actions[0].choices["run"].format_help()
     args = build_parser(host).parse_args(["score", "--call-timeout", "2.5"])
-    assert RunOptions.from_args(args, host).evaluate_kwargs()["call_timeout"] == 2.5
+    assert RunOptions.from_args(args, host).config.limits.local_call_timeout == 2.5
 
 
 @pytest.mark.parametrize("value", ["0", "-1", "nan"])

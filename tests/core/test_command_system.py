@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from context_bench import evaluate
+from context_bench import Output, RunConfig, evaluate
 from context_bench.cli import main
 from context_bench.command_system import CommandError, CommandSystem, prompt_text
 from context_bench.testing import FakeServer, last_user_message
@@ -187,7 +187,11 @@ def test_the_api_caches_by_command_program_directory_and_prompt_and_runs_in_eval
         "cwd": str(tmp_path),
         "script": [str(agent), _sha256(agent)],
     }
-    result = evaluate(system, [{"id": "1", "question": "capital of Italy", "answer": "Rome"}], progress=False)
+    result = evaluate(
+        system,
+        [{"id": "1", "question": "capital of Italy", "answer": "Rome"}],
+        RunConfig(output=Output(progress=False)),
+    )
     assert result.rows[0].response == "SYSTEM: ANSWER.\n\nUSER: CAPITAL OF ITALY"
     with pytest.raises(CommandError, match="exited with status 1"):
         CommandSystem([sys.executable, "-c", "raise SystemExit(1)"]).process({"question": "q"})
@@ -289,7 +293,9 @@ def test_top_level_names_resolve_lazily():
 
 def test_a_conversation_runs_the_program_once_per_turn_with_the_conversation_so_far():
     system = CommandSystem(ANSWER, system_prompt="Be brief.")
-    (row,) = evaluate(system, [{"id": "1", "turns": ["hi", "capital of France?"]}], progress=False).rows
+    (row,) = evaluate(
+        system, [{"id": "1", "turns": ["hi", "capital of France?"]}], RunConfig(output=Output(progress=False))
+    ).rows
     first = "SYSTEM: BE BRIEF.\n\nUSER: HI"
     assert row.meta["output"]["replies"] == [first]
     assert row.response == "Paris"  # the second prompt holds the first answer and the second turn

@@ -21,7 +21,18 @@ import pytest
 from scipy.stats import binomtest
 from statsmodels.stats.proportion import proportion_confint
 
-from context_bench import AutowireRule, EvalRow, EvaluatorSpec, RowError, UsageError, evaluate, hookimpl
+from context_bench import (
+    AutowireRule,
+    EvalRow,
+    EvaluatorSpec,
+    Output,
+    RowError,
+    RunConfig,
+    Scope,
+    UsageError,
+    evaluate,
+    hookimpl,
+)
 from context_bench.analysis import Analysis
 from context_bench.assertions import ScoreAssertionError, assert_scores
 from context_bench.cli import main
@@ -373,7 +384,12 @@ def test_assert_scores_holds_a_ceiling_on_a_field_declared_by_the_evaluator_itse
             return {"response": cand(example["id"])}
 
     base = Answers("base", lambda example: "fine")
-    result = evaluate([base, Cand()], rows, evaluators=[Swears()], progress=False, host=isolated_host())
+    result = evaluate(
+        [base, Cand()],
+        rows,
+        RunConfig(scope=Scope(evaluators=[Swears()]), output=Output(progress=False)),
+        host=isolated_host(),
+    )
     assert result.summary.score_fields["profanity"].direction == "lower"
     # q0 failed and counts 1, q1 swears: 2 of 10
     assert result.summary.groups[1].scores["profanity"] == pytest.approx(0.2)
@@ -395,8 +411,12 @@ def test_assert_scores_holds_a_ceiling_on_a_field_declared_by_the_evaluator_itse
 
 def test_a_floor_on_a_field_the_runs_own_evaluator_declares_lower_is_refused_after_the_run():
     rows = [{"id": "q0", "question": "Q?"}]
-    result = evaluate([Answers("s", lambda example: "darn")], rows, evaluators=[Swears()], progress=False,
-                      host=isolated_host())  # fmt: skip
+    result = evaluate(
+        [Answers("s", lambda example: "darn")],
+        rows,
+        RunConfig(scope=Scope(evaluators=[Swears()]), output=Output(progress=False)),
+        host=isolated_host(),
+    )
     with pytest.raises(UsageError, match=r"^--fail-under profanity=1: lower profanity is better, so a floor"):
         Gates.parse(fail_under=["profanity=1"]).judge(result)
     verdict = Gates.parse(fail_over=["profanity=0.5"]).judge(result)
@@ -427,8 +447,7 @@ def test_a_failed_row_of_a_python_api_evaluator_counts_its_declared_worst():
     result = evaluate(
         [Answers("s", lambda example: "fine"), Answers("down", None)],
         [{"id": "q0", "question": "Q?"}],
-        evaluators=[Rated()],
-        progress=False,
+        RunConfig(scope=Scope(evaluators=[Rated()]), output=Output(progress=False)),
         host=isolated_host(),
     )
     assert [g.scores["profanity"] for g in result.summary.groups] == [0.0, 10.0]

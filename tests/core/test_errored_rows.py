@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from context_bench import EvalResult, EvalRow, RowError, evaluate
+from context_bench import EvalResult, EvalRow, Output, RowError, RunConfig, Scope, evaluate
 from context_bench.cli import main
 from context_bench.direction import Directions
 from context_bench.gates import Gates
@@ -43,14 +43,13 @@ def model(failing=0):
     return reply
 
 
-def run(reply, **options):
+def run(reply):
     with FakeServer(reply) as server:
         return evaluate(
             OpenAIProxy(server.url, model="m", max_retries=0),
             {"mmlu": mc_rows()},
-            progress=False,
+            RunConfig(output=Output(progress=False)),
             host=isolated_host(),
-            **options,
         )
 
 
@@ -304,7 +303,12 @@ def test_a_failed_row_counts_the_worst_value_where_lower_is_better():
     """A row the system could not answer must not count 0 for false_memory, its best value."""
     rows = [{"id": str(i), "question": "q", "answer": "a"} for i in range(4)]
     host = isolated_host(InventedPlugin())
-    result = evaluate([HalfDown()], rows, evaluators=["Invented"], progress=False, host=host)
+    result = evaluate(
+        [HalfDown()],
+        rows,
+        RunConfig(scope=Scope(evaluators=["Invented"]), output=Output(progress=False)),
+        host=host,
+    )
     group = result.summary.groups[0]
     assert group.scores["false_memory"] == pytest.approx(0.5)  # 2 clean rows at 0, 2 failed at 1
     assert group.scores_scored_only["false_memory"] == 0.0
@@ -327,7 +331,12 @@ def test_the_interval_and_the_gates_count_the_failure_value_where_lower_is_bette
     for 0 of 3, [0, 0.561], around a mean of 0.333, and the gates read a mean of 0)."""
     rows = [{"id": str(i), "question": "q", "answer": "a"} for i in range(3)]
     host = isolated_host(InventedPlugin())
-    result = evaluate([DownOnTwo()], rows, evaluators=["Invented"], progress=False, host=host)
+    result = evaluate(
+        [DownOnTwo()],
+        rows,
+        RunConfig(scope=Scope(evaluators=["Invented"]), output=Output(progress=False)),
+        host=host,
+    )
     group = result.summary.groups[0]
     assert group.scores["false_memory"] == pytest.approx(1 / 3)
     # Wilson's interval for 1 of 3: the roots of (1/3 - p)^2 = z^2 p (1 - p) / 3, z = 1.95996

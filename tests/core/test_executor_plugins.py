@@ -10,7 +10,7 @@ import warnings
 
 import pytest
 
-from context_bench import ExecutorSpec, UsageError, evaluate, hookimpl
+from context_bench import ExecutorSpec, Output, RunConfig, UsageError, evaluate, hookimpl
 from context_bench.cli import RunOptions, add_run_options
 from context_bench.cli.app import main
 from context_bench.execution import EvalRow, LocalExecutor, RowTask, run_row
@@ -103,19 +103,34 @@ def test_the_executor_flag_builds_the_executor_with_the_run_limits_and_its_optio
     args = parser.parse_args(
         ["--executor", "inline", "--inline-label", "blue", "--max-concurrency", "5", "--call-timeout", "9"]
     )
-    kwargs = RunOptions.from_args(args, host).evaluate_kwargs()
-    executor = kwargs["executor"]
+    executor = RunOptions.from_args(args, host).build_executor()
     assert isinstance(executor, Inline)
     assert (executor.max_concurrency, executor.call_timeout, executor.label) == (5, 9.0, "blue")
-    assert kwargs["call_timeout"] is None  # the deadline is the executor's now
-    plain = RunOptions.from_args(parser.parse_args([]), host).evaluate_kwargs()
-    assert "executor" not in plain and plain["call_timeout"] == 600.0
+    plain = RunOptions.from_args(parser.parse_args([]), host)
+    assert plain.build_executor() is None and plain.config.limits.local_call_timeout == 600.0
+
+
+def test_the_deadline_of_earlier_releases_still_reads_and_goes_to_the_executor():
+    host = isolated_host(executor_plugin())
+    parser = argparse.ArgumentParser()
+    add_run_options(parser, host)
+    args = parser.parse_args(["--executor", "inline", "--call-timeout", "9"])
+    with pytest.warns(DeprecationWarning, match=r"RunOptions\.evaluate_kwargs\(\) is deprecated"):
+        kwargs = RunOptions.from_args(args, host).evaluate_kwargs()
+    assert isinstance(kwargs["executor"], Inline)
+    assert kwargs["call_timeout"] is None  # the deadline is the executor's
+    plain = RunOptions.from_args(parser.parse_args([]), host)
+    with pytest.warns(DeprecationWarning, match=r"RunOptions\.evaluate_kwargs\(\) is deprecated"):
+        kwargs = plain.evaluate_kwargs()
+    assert "executor" not in kwargs and kwargs["call_timeout"] == 600.0
+    with pytest.warns(DeprecationWarning, match=r"RunOptions\.call_timeout is deprecated"):
+        assert plain.call_timeout == 600.0  # the local executor's deadline, as it was
 
 
 def test_evaluate_takes_an_executor_of_the_streaming_protocol():
     rows = [{"id": f"r{i}", "question": "q", "answer": f"a{i}", "response": f"a{i}"} for i in range(5)]
     executor = Inline()
-    result = evaluate(None, rows, progress=False, executor=executor)
+    result = evaluate(None, rows, RunConfig(output=Output(progress=False)), executor=executor)
     assert executor.ran == 5
     assert [row.example_id for row in result.rows] == [f"r{i}" for i in range(5)]
     assert all(row.scores["exact_match"] == 1.0 and row.example is not None for row in result.rows)

@@ -10,10 +10,22 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from context_bench import AutowireRule, EvaluatorSpec, UsageError, evaluate, hookimpl
+from context_bench import (
+    AutowireRule,
+    EvaluatorSpec,
+    Limits,
+    Output,
+    RunConfig,
+    Scope,
+    UsageError,
+    evaluate,
+    hookimpl,
+)
 from context_bench.progress import Progress
 from context_bench.rowtask import run_row
 from context_bench.testing import isolated_host
+
+QUIET = RunConfig(output=Output(progress=False))
 
 
 class ProcessExecutor:
@@ -39,16 +51,14 @@ def test_rows_run_in_other_processes_match_local_rows():
         },
     ]
     host = isolated_host()
-    local = evaluate(None, data, progress=False, host=host)
-    remote = evaluate(None, data, progress=False, host=host, executor=ProcessExecutor())
+    local = evaluate(None, data, QUIET, host=host)
+    remote = evaluate(None, data, QUIET, host=host, executor=ProcessExecutor())
     assert [r.scores for r in remote.rows] == [r.scores for r in local.rows]
     assert remote.summary.groups == local.summary.groups
 
 
 def test_result_rows_pickle_round_trip():
-    result = evaluate(
-        None, [{"id": "a", "answer": "x", "response": "x"}], progress=False, host=isolated_host()
-    )
+    result = evaluate(None, [{"id": "a", "answer": "x", "response": "x"}], QUIET, host=isolated_host())
     clone = pickle.loads(pickle.dumps(result.rows))
     assert clone == result.rows
 
@@ -84,15 +94,24 @@ def test_rule_requires_an_option_and_builds_from_options():
     host = isolated_host()
     host.register(plugin, name="flagger")
     rows = [{"id": "1", "response": "x"}]
-    assert evaluate(None, rows, progress=False, host=host).rows[0].scores == {}
-    wired = evaluate(None, rows, progress=False, host=host, options={"flag_value": "0.25"})
+    assert evaluate(None, rows, QUIET, host=host).rows[0].scores == {}
+    wired = evaluate(
+        None, rows, RunConfig(output=Output(progress=False), plugins={"flag_value": "0.25"}), host=host
+    )
     assert wired.rows[0].scores == {"flag": 0.25}
     named = evaluate(
-        None, rows, evaluators=["Flag"], progress=False, host=host, options={"flag_value": "0.5"}
+        None,
+        rows,
+        RunConfig(
+            scope=Scope(evaluators=["Flag"]), output=Output(progress=False), plugins={"flag_value": "0.5"}
+        ),
+        host=host,
     )
     assert named.rows[0].scores == {"flag": 0.5}
     with pytest.raises(UsageError, match="cannot build evaluator Flag: KeyError"):
-        evaluate(None, rows, evaluators=["Flag"], progress=False, host=host)
+        evaluate(
+            None, rows, RunConfig(scope=Scope(evaluators=["Flag"]), output=Output(progress=False)), host=host
+        )
 
 
 class TTY(io.StringIO):
@@ -160,10 +179,11 @@ def test_a_hanging_score_is_a_row_error_and_the_other_rows_finish(concurrency):
             lambda: evaluate(
                 None,
                 rows,
-                [_Hangs({"0", "5"}, release)],
-                call_timeout=0.3,
-                max_concurrency=concurrency,
-                progress=False,
+                RunConfig(
+                    scope=Scope(evaluators=[_Hangs({"0", "5"}, release)]),
+                    limits=Limits(call_timeout=0.3, max_concurrency=concurrency),
+                    output=Output(progress=False),
+                ),
                 host=isolated_host(),
             )
         )
@@ -188,9 +208,11 @@ def test_a_hanging_system_call_is_a_row_error_on_the_sync_and_the_async_path():
                 lambda system=system: evaluate(
                     system,
                     rows,
-                    [_Hangs((), release)],
-                    call_timeout=0.3,
-                    progress=False,
+                    RunConfig(
+                        scope=Scope(evaluators=[_Hangs((), release)]),
+                        limits=Limits(call_timeout=0.3),
+                        output=Output(progress=False),
+                    ),
                     host=isolated_host(),
                 )
             )
@@ -210,10 +232,11 @@ def test_a_hanging_sync_evaluator_on_the_async_path_is_a_row_error():
             lambda: evaluate(
                 _AsyncHangs((), release),
                 rows,
-                [_Hangs({"1", "3", "4"}, release)],
-                call_timeout=0.3,
-                max_concurrency=2,
-                progress=False,
+                RunConfig(
+                    scope=Scope(evaluators=[_Hangs({"1", "3", "4"}, release)]),
+                    limits=Limits(call_timeout=0.3, max_concurrency=2),
+                    output=Output(progress=False),
+                ),
                 host=isolated_host(),
             )
         )
@@ -227,4 +250,9 @@ def test_a_hanging_sync_evaluator_on_the_async_path_is_a_row_error():
 
 def test_the_call_deadline_is_checked():
     with pytest.raises(ValueError, match="call_timeout"):
-        evaluate(None, [{"id": "a"}], call_timeout=0, progress=False, host=isolated_host())
+        evaluate(
+            None,
+            [{"id": "a"}],
+            RunConfig(limits=Limits(call_timeout=0), output=Output(progress=False)),
+            host=isolated_host(),
+        )

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from context_bench import evaluate
+from context_bench import Output, RunConfig, Scope, evaluate
 from context_bench.identity import config_of, identity
 from context_bench.testing import isolated_host
 
@@ -142,7 +142,10 @@ def test_a_changed_set_or_pattern_is_not_served_from_the_cache(tmp_path):
     def run(word):
         evaluator = Keywords(words={word}, pattern=re.compile(word))
         result = evaluate(
-            None, rows, evaluators=[evaluator], cache_dir=tmp_path, progress=False, host=isolated_host()
+            None,
+            rows,
+            RunConfig(scope=Scope(evaluators=[evaluator]), output=Output(cache_dir=tmp_path, progress=False)),
+            host=isolated_host(),
         )
         return result.rows[0].scores
 

@@ -6,6 +6,7 @@ import json
 
 import pytest
 
+from context_bench import Output, RunConfig
 from context_bench.cli import main
 from context_bench.datasets import MalformedRow, read_file
 from context_bench.errors import UsageError
@@ -147,7 +148,7 @@ def test_a_response_that_is_not_text_is_an_input_error_not_stringified(response)
     from context_bench.testing import isolated_host
 
     rows = [{"id": "a", "answer": "18", "response": response}, {"id": "b", "answer": "18", "response": 18}]
-    result = evaluate(None, rows, progress=False, host=isolated_host())
+    result = evaluate(None, rows, RunConfig(output=Output(progress=False)), host=isolated_host())
     bad, number = result.rows
     assert bad.scores == {} and [(e.stage, e.type) for e in bad.errors] == [("input", "TypeError")]
     assert f"'response' is a {type(response).__name__}, not text" in bad.errors[0].message

@@ -7,7 +7,7 @@ import math
 import attrs
 import pytest
 
-from context_bench import Analysis, EvalRow, evaluate
+from context_bench import Analysis, EvalRow, Output, RunConfig, evaluate
 from context_bench.direction import Directions
 from context_bench.metrics import CostOfPass, Latency, MeanScore, PassRate, percentile
 from context_bench.metrics.aggregate import latency_figures
@@ -110,7 +110,12 @@ def test_a_run_reports_metrics_per_group_and_turns_infinity_into_null():
         "b": [{"id": "2", "answer": "x", "response": "y"}],
     }
     result = evaluate(
-        None, data, metrics=[PassRate("f1"), CostOfPass("f1")], progress=False, host=isolated_host()
+        None,
+        data,
+        RunConfig(
+            analysis=Analysis(metrics=[PassRate("f1"), CostOfPass("f1")]), output=Output(progress=False)
+        ),
+        host=isolated_host(),
     )
     groups = {g.dataset: g.metrics for g in result.summary.groups}
     assert groups["a"]["pass_rate_f1"] == {"rate": 1.0, "passed": 1.0}

@@ -9,10 +9,12 @@ import warnings
 import pytest
 
 import context_bench
-from context_bench import AutowireRule, EvaluatorSpec, hookimpl
+from context_bench import AutowireRule, EvaluatorSpec, Output, RunConfig, Scope, SecondPass, hookimpl
 from context_bench.errors import AmbiguousEvaluator, EvaluatorNotFound, PluginError
 from context_bench.plugins import PluginHost, PluginWarning
 from context_bench.testing import check_evaluator, check_plugin, isolated_host
+
+QUIET = RunConfig(output=Output(progress=False))
 
 
 class Upper:
@@ -223,7 +225,10 @@ def test_a_plugin_gets_its_own_options_the_shared_ones_and_undeclared_keys_only(
     )
     options = {"mine_level": 3, "other_x": "secret", "free_key": 1}
     context_bench.evaluate(
-        None, [{"id": "1", "response": "r"}], options=options, cache_dir=tmp_path, progress=False, host=host
+        None,
+        [{"id": "1", "response": "r"}],
+        RunConfig(output=Output(cache_dir=tmp_path, progress=False), plugins=options),
+        host=host,
     )
     assert seen == {"mine_level": 3, "free_key": 1, "cache_dir": str(tmp_path)}
     assert host.option_dests() == {"mine_level", "other_x"}
@@ -237,8 +242,8 @@ def test_a_rule_serves_only_the_runs_it_names():
     )
     host = isolated_host(only_memory)
     rows = [{"id": "1", "response": "HI"}]
-    assert context_bench.evaluate(None, rows, progress=False, host=host).rows[0].scores == {}
-    memory = context_bench.evaluate(None, rows, progress=False, host=host, run="memory")
+    assert context_bench.evaluate(None, rows, QUIET, host=host).rows[0].scores == {}
+    memory = context_bench.evaluate(None, rows, QUIET, host=host, second_pass=SecondPass(kind="memory"))
     assert memory.rows[0].scores == {"upper": 1.0}
     with pytest.raises(ValueError):
         AutowireRule("Upper", datasets=("*",), runs=("conversations",))
@@ -299,23 +304,35 @@ def _clashing_host():
 def test_a_name_clash_does_not_break_auto_wiring_of_rows_that_do_not_use_it():
     host = _clashing_host()
     qa = [{"id": "1", "answer": "Paris", "response": "Paris"}]
-    result = context_bench.evaluate(None, qa, host=host, progress=False)
+    result = context_bench.evaluate(None, qa, QUIET, host=host)
     assert result.rows[0].scores["exact_match"] == 1.0 and not result.rows[0].errors
     # The rule's own plugin registers the name: its rule wires its own evaluator, not the other's.
     shouted = [{"id": "1", "shout": 1, "response": "LOUD"}]
-    result = context_bench.evaluate(None, shouted, host=host, progress=False)
+    result = context_bench.evaluate(None, shouted, QUIET, host=host)
     assert result.rows[0].scores == {"upper": 1.0}
 
 
 def test_a_qualified_name_builds_exactly_that_plugins_evaluator():
     host = _clashing_host()
     rows = [{"id": "1", "response": "quiet"}]
-    evil = context_bench.evaluate(None, rows, ["evil/Shout"], host=host, progress=False)
+    evil = context_bench.evaluate(
+        None,
+        rows,
+        RunConfig(scope=Scope(evaluators=["evil/Shout"]), output=Output(progress=False)),
+        host=host,
+    )
     assert evil.rows[0].scores == {"lower": 1.0}
-    real = context_bench.evaluate(None, rows, ["real/Shout"], host=host, progress=False)
+    real = context_bench.evaluate(
+        None,
+        rows,
+        RunConfig(scope=Scope(evaluators=["real/Shout"]), output=Output(progress=False)),
+        host=host,
+    )
     assert real.rows[0].scores == {"upper": 0.0}
     with pytest.raises(AmbiguousEvaluator):
-        context_bench.evaluate(None, rows, ["Shout"], host=host, progress=False)
+        context_bench.evaluate(
+            None, rows, RunConfig(scope=Scope(evaluators=["Shout"]), output=Output(progress=False)), host=host
+        )
     with pytest.raises(EvaluatorNotFound, match="no plugin 'nobody' registers 'Shout'"):
         host.find_evaluator("nobody/Shout")
 
@@ -330,6 +347,9 @@ def test_a_qualified_name_does_not_borrow_another_plugins_build():
     evil = make_plugin("evil", [EvaluatorSpec("Shout", Lower, fields=["lower"])])
     host, _ = lenient_host(real, evil)
     rows = [{"id": "1", "response": "quiet"}]
-    assert context_bench.evaluate(None, rows, ["evil/Shout"], host=host, progress=False).rows[0].scores == {
-        "lower": 1.0
-    }
+    assert context_bench.evaluate(
+        None,
+        rows,
+        RunConfig(scope=Scope(evaluators=["evil/Shout"]), output=Output(progress=False)),
+        host=host,
+    ).rows[0].scores == {"lower": 1.0}

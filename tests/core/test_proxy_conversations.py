@@ -8,9 +8,11 @@ import threading
 import pytest
 
 import context_bench
-from context_bench import OpenAIProxy, evaluate
+from context_bench import OpenAIProxy, Output, RunConfig, evaluate
 from context_bench.client import RetryPolicy
 from context_bench.testing import FakeServer, Reply, last_user_message
+
+QUIET = RunConfig(output=Output(progress=False))
 
 MT_ROW = {"id": "mt1", "turns": ["Name a colour.", "Now a fruit of that colour."], "answer": "banana"}
 
@@ -26,7 +28,7 @@ def scripted(body):
 def test_a_row_with_turns_is_a_conversation_that_grows_with_the_replies():
     with FakeServer(scripted) as server:
         proxy = OpenAIProxy(server.url, system_prompt="Be brief.", api_key_env=None)
-        result = evaluate([proxy], [MT_ROW], progress=False)
+        result = evaluate([proxy], [MT_ROW], QUIET)
         first, second = server.requests
     assert first["messages"] == [
         {"role": "system", "content": "Be brief."},
@@ -49,7 +51,7 @@ def test_the_context_comes_before_the_first_turn_and_a_failed_turn_is_the_rows_e
     ) as server:
         proxy = OpenAIProxy(server.url, max_retries=0, api_key_env=None)
         row = {"id": "1", "context": "Some notes.", "turns": ["first", "second"]}
-        (result,) = evaluate([proxy], [row], progress=False).rows
+        (result,) = evaluate([proxy], [row], QUIET).rows
         assert server.requests[0]["messages"][-1]["content"] == "Some notes.\n\nfirst"
     assert result.response is None and result.errors
 
@@ -61,7 +63,7 @@ def test_a_cost_unknown_on_one_turn_is_not_summed_from_the_others():
 
     with FakeServer(partly) as server:
         (row,) = evaluate(
-            [OpenAIProxy(server.url, api_key_env=None)], [{"id": "1", "turns": ["a", "b"]}], progress=False
+            [OpenAIProxy(server.url, api_key_env=None)], [{"id": "1", "turns": ["a", "b"]}], QUIET
         ).rows
     assert row.cost is None and row.input_tokens == 20.0
 
@@ -72,7 +74,7 @@ def test_build_messages_replaces_the_default_prompt_and_names_the_cache_entries(
 
     with FakeServer(lambda body: "Paris") as server:
         proxy = OpenAIProxy(server.url, build_messages=as_exam, system_prompt="Answer.", api_key_env=None)
-        evaluate([proxy], [{"id": "1", "question": "capital of France", "answer": "Paris"}], progress=False)
+        evaluate([proxy], [{"id": "1", "question": "capital of France", "answer": "Paris"}], QUIET)
         (body,) = server.requests
     assert body["messages"] == [
         {"role": "system", "content": "Answer."},

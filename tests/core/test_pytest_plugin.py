@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from context_bench import assert_scores, evaluate
+from context_bench import Output, RunConfig, assert_scores, evaluate
 from context_bench.assertions import ScoreAssertionError
 from context_bench.testing import FakeServer, last_user_message
 
@@ -58,7 +58,9 @@ def test_import_context_bench_imports_no_pytest():
 TEST_FILE = """
 import json
 import pytest
-from context_bench import PLUGIN_API_VERSION, DatasetSpec, OpenAIProxy, assert_scores, hookimpl
+from context_bench import (
+    PLUGIN_API_VERSION, DatasetSpec, OpenAIProxy, Output, RunConfig, Scope, assert_scores, hookimpl
+)
 from context_bench.testing import isolated_host
 
 ROWS = {rows}
@@ -70,7 +72,8 @@ def test_rows(cbench_evaluate, cbench_endpoint):
 def test_file(cbench_evaluate, cbench_endpoint, tmp_path):
     path = tmp_path / "capitals.jsonl"
     path.write_text("".join(json.dumps(row) + "\\n" for row in ROWS))
-    result = cbench_evaluate(OpenAIProxy(cbench_endpoint, api_key_env=None), str(path), max_examples=3)
+    first_three = RunConfig(scope=Scope(max_examples=3), output=Output(progress=False))
+    result = cbench_evaluate(OpenAIProxy(cbench_endpoint, api_key_env=None), str(path), first_three)
     assert len(result.rows) == 3 and result.rows[0].dataset == "capitals"
     assert_scores(result, f1=0.99)
 
@@ -90,7 +93,8 @@ def capitals():
 
 def test_registered_name(cbench_evaluate, cbench_endpoint):
     system = OpenAIProxy(cbench_endpoint, api_key_env=None)
-    result = cbench_evaluate(system, "capitals", host=isolated_host(Capitals()), max_examples=2)
+    first_two = RunConfig(scope=Scope(max_examples=2), output=Output(progress=False))
+    result = cbench_evaluate(system, "capitals", first_two, host=isolated_host(Capitals()))
     assert [row.dataset for row in result.rows] == ["capitals", "capitals"]
     assert_scores(result, exact_match=1.0)
 """
@@ -160,7 +164,7 @@ def test_assert_scores_checks_every_system_and_names_the_failing_ones(server):
     from context_bench import OpenAIProxy
 
     good = OpenAIProxy(server.url, name="good", api_key_env=None)
-    result = evaluate([good], ROWS, progress=False)
+    result = evaluate([good], ROWS, RunConfig(output=Output(progress=False)))
     assert_scores(result, exact_match=0.75, f1=0.75)
     with pytest.raises(ScoreAssertionError) as raised:
         assert_scores(result, exact_match=0.8, f1=0.5, worst=1)
@@ -186,7 +190,7 @@ def test_a_row_the_system_could_not_answer_counts_zero_and_shows_its_error():
                 raise RuntimeError("endpoint down")
             return {"response": example["answer"]}
 
-    result = evaluate(Broken(), ROWS, progress=False)
+    result = evaluate(Broken(), ROWS, RunConfig(output=Output(progress=False)))
     with pytest.raises(ScoreAssertionError) as raised:
         assert_scores(result, f1=0.9)
     message = str(raised.value)

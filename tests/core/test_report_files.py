@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from context_bench import EvalResult, EvalRow, RowError, UsageError
+from context_bench import EvalResult, EvalRow, Output, RowError, RunConfig, UsageError
 from context_bench.cli import RunOptions, emit, main
 from context_bench.encodable import repair_text as encodable
 from context_bench.files import atomic_write_text
@@ -119,7 +119,7 @@ def test_a_failed_out_write_is_a_usage_error_and_keeps_the_earlier_report(tmp_pa
     monkeypatch.setattr(os, "replace", _raise_disk_full)
     result = EvalResult(rows=[EvalRow("s", "d", "1", scores={"f1": 1.0})])
     with pytest.raises(UsageError, match="cannot write .*No space left"):
-        emit(result, RunOptions(output="json", out=str(target)))
+        emit(result, RunOptions(RunConfig(output=Output(format="json", out=str(target)))))
     assert target.read_text() == "an earlier report"
     assert os.listdir(tmp_path) == ["report.json"]
 
@@ -260,7 +260,7 @@ def test_emit_completes_the_metadata_a_command_gave(capsys):
     proxy = OpenAIProxy("http://127.0.0.1:9/v1", model="tiny", name="a")
     given = run_metadata(argv=["run", "--proxy", "http://127.0.0.1:9/v1"], systems=[proxy])
     result = EvalResult(rows=[EvalRow("a", "d", "1", scores={"f1": 1.0})], metadata=given)
-    assert emit(result, RunOptions(output="json")) == 0
+    assert emit(result, RunOptions(RunConfig(output=Output(format="json")))) == 0
     metadata = json.loads(capsys.readouterr().out)["metadata"]
     assert metadata["command"] == "context-bench run --proxy http://127.0.0.1:9/v1"
     assert metadata["systems"][0]["model"] == "tiny"

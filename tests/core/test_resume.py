@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from context_bench import Scores, evaluate
+from context_bench import Output, RunConfig, Scope, Scores, evaluate
 from context_bench.cache import RunCache
 from context_bench.cli import main
 from context_bench.testing import FakeServer, Reply, isolated_host, last_user_message
@@ -175,7 +175,12 @@ def _scoring_run(tmp_path, calls, count=6):
     rows = [{"id": f"r{i}", "response": "x"} for i in range(count)]
     calls.clear()
     return evaluate(
-        None, rows, evaluators=[_Counting(calls)], cache_dir=tmp_path, progress=False, host=isolated_host()
+        None,
+        rows,
+        RunConfig(
+            scope=Scope(evaluators=[_Counting(calls)]), output=Output(cache_dir=tmp_path, progress=False)
+        ),
+        host=isolated_host(),
     )
 
 
@@ -238,13 +243,20 @@ def test_a_lone_surrogate_in_a_reply_is_cached_and_the_re_run_resumes(tmp_path):
     rows[1]["text"] = "\udc80 in the row"  # an API caller's row: hashed and cached all the same
     for expected in (["r0", "r1", "r2"], []):
         calls.clear()
-        result = evaluate(_Echo(calls), rows, cache_dir=tmp_path, progress=False, host=isolated_host())
+        result = evaluate(
+            _Echo(calls),
+            rows,
+            RunConfig(output=Output(cache_dir=tmp_path, progress=False)),
+            host=isolated_host(),
+        )
         assert calls == expected and not any(r.errors for r in result.rows)
         assert result.rows[0].response == "t0\ufffd" and "f1" in result.rows[0].scores
         assert not result.summary.warnings
     assert (
         "lone surrogates"
-        in evaluate(_Echo(calls), rows[:1], progress=False, host=isolated_host()).rows[0].meta["repaired"]
+        in evaluate(_Echo(calls), rows[:1], RunConfig(output=Output(progress=False)), host=isolated_host())
+        .rows[0]
+        .meta["repaired"]
     )
 
 
@@ -265,7 +277,12 @@ def test_a_changed_example_is_computed_again_then_resumed_as_changed(tmp_path):
 
     def responses():
         calls.clear()
-        result = evaluate(_Copying(calls), rows, cache_dir=tmp_path, progress=False, host=isolated_host())
+        result = evaluate(
+            _Copying(calls),
+            rows,
+            RunConfig(output=Output(cache_dir=tmp_path, progress=False)),
+            host=isolated_host(),
+        )
         return [r.response for r in result.rows]
 
     assert responses() == ["t0", "t1"] and calls == ["r0", "r1"]
@@ -287,7 +304,12 @@ def test_an_added_evaluator_keeps_the_scores_cached_before_it(tmp_path):
         first.clear()
         second.clear()
         evaluate(
-            None, rows, evaluators=list(evaluators), cache_dir=tmp_path, progress=False, host=isolated_host()
+            None,
+            rows,
+            RunConfig(
+                scope=Scope(evaluators=list(evaluators)), output=Output(cache_dir=tmp_path, progress=False)
+            ),
+            host=isolated_host(),
         )
         return first, second
 
@@ -319,7 +341,10 @@ def test_a_soft_failure_is_not_cached_so_the_next_run_retries_it(tmp_path):
         calls.clear()
         judge = _JudgeDownOnce(calls, down)
         result = evaluate(
-            None, rows, evaluators=[judge], cache_dir=tmp_path, progress=False, host=isolated_host()
+            None,
+            rows,
+            RunConfig(scope=Scope(evaluators=[judge]), output=Output(cache_dir=tmp_path, progress=False)),
+            host=isolated_host(),
         )
         return [r.scores["verdict"] for r in result.rows]
 
@@ -359,16 +384,26 @@ def test_a_cache_record_of_the_wrong_shape_is_skipped_with_a_warning(tmp_path, r
 def test_a_cached_score_outside_its_declared_range_is_recomputed(tmp_path):
     rows = [{"id": "a", "answer": "Paris", "response": "Paris"}]
     host = isolated_host()
-    assert evaluate(None, rows, cache_dir=tmp_path, progress=False, host=host).rows[0].scores["f1"] == 1.0
+    assert (
+        evaluate(None, rows, RunConfig(output=Output(cache_dir=tmp_path, progress=False)), host=host)
+        .rows[0]
+        .scores["f1"]
+        == 1.0
+    )
     [cache_file] = tmp_path.rglob("*.jsonl")
     record = json.loads(cache_file.read_text())
     [hit] = record["scores"].values()
     hit["scores"]["f1"] = 7.5
     cache_file.write_text(json.dumps(record) + "\n")
-    result = evaluate(None, rows, cache_dir=tmp_path, progress=False, host=host)
+    result = evaluate(None, rows, RunConfig(output=Output(cache_dir=tmp_path, progress=False)), host=host)
     assert result.rows[0].scores["f1"] == 1.0
     assert any("outside their evaluator's declared range" in w for w in result.summary.warnings)
-    assert evaluate(None, rows, cache_dir=tmp_path, progress=False, host=host).rows[0].scores["f1"] == 1.0
+    assert (
+        evaluate(None, rows, RunConfig(output=Output(cache_dir=tmp_path, progress=False)), host=host)
+        .rows[0]
+        .scores["f1"]
+        == 1.0
+    )
 
 
 def test_run_with_a_cache_survives_a_reply_with_a_lone_surrogate(tmp_path, capsys):

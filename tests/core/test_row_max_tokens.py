@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from context_bench import evaluate
+from context_bench import RunConfig, Scope, evaluate
 from context_bench.systems import OpenAIProxy
 from context_bench.testing import FakeServer
 
@@ -45,7 +45,9 @@ def test_every_turn_of_a_conversation_gets_the_rows_max_tokens():
 def test_a_malformed_max_tokens_is_the_rows_error_and_sends_nothing(bad):
     with FakeServer(_paris) as server:
         result = evaluate(
-            OpenAIProxy(server.url, api_key_env=None), [{**ROW, "max_tokens": bad}], evaluators=[]
+            OpenAIProxy(server.url, api_key_env=None),
+            [{**ROW, "max_tokens": bad}],
+            RunConfig(scope=Scope(evaluators=[])),
         )
     ((error,),) = [row.errors for row in result.rows]
     assert error.stage == "system" and error.type == "ValueError"

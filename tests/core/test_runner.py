@@ -9,10 +9,12 @@ import threading
 
 import pytest
 
-from context_bench import EvalResult, Scores, evaluate
+from context_bench import EvalResult, Limits, Output, RunConfig, Scope, Scores, evaluate
 from context_bench.summary import Summarizer
 from context_bench.systems import OpenAIProxy
 from context_bench.testing import FakeServer, Reply, isolated_host, last_user_message
+
+QUIET = RunConfig(output=Output(progress=False))
 
 
 class Length:
@@ -77,9 +79,11 @@ def test_concurrency_bound_is_respected_at_the_server():
         result = evaluate(
             OpenAIProxy(server.url, model="m"),
             rows(24),
-            evaluators=[Length()],
-            max_concurrency=4,
-            progress=False,
+            RunConfig(
+                scope=Scope(evaluators=[Length()]),
+                limits=Limits(max_concurrency=4),
+                output=Output(progress=False),
+            ),
             host=isolated_host(),
         )
     assert server.expired_holds == 0 and server.max_in_flight == 4
@@ -96,9 +100,7 @@ def test_failing_rows_are_recorded_and_the_run_goes_on():
         return "answer " + text.rsplit(" ", 1)[1]
 
     with FakeServer(reply) as server:
-        result = evaluate(
-            OpenAIProxy(server.url, max_retries=0), rows(8), progress=False, host=isolated_host()
-        )
+        result = evaluate(OpenAIProxy(server.url, max_retries=0), rows(8), QUIET, host=isolated_host())
     failed = [r for r in result.rows if r.errors]
     assert [r.example_id for r in failed] == ["q3", "q5"]
     assert failed[0].errors[0].stage == "system" and "HTTP 400" in failed[0].errors[0].message
@@ -116,7 +118,7 @@ def test_a_key_echoed_in_a_200_error_body_never_reaches_a_row_or_a_report():
 
     with FakeServer(reply) as server:
         result = evaluate(
-            OpenAIProxy(server.url, api_key=key, max_retries=0), rows(2), progress=False, host=isolated_host()
+            OpenAIProxy(server.url, api_key=key, max_retries=0), rows(2), QUIET, host=isolated_host()
         )
         assert server.seen[0].headers["authorization"] == f"Bearer {key}"
     error = result.rows[0].errors[0]
@@ -134,9 +136,7 @@ def test_a_key_echoed_in_a_200_error_body_never_reaches_a_row_or_a_report():
 )
 def test_a_malformed_200_reply_is_a_row_error_naming_the_url(payload, reason):
     with FakeServer(lambda body: Reply(status=200, body=payload)) as server:
-        result = evaluate(
-            OpenAIProxy(server.url, max_retries=0), rows(1), progress=False, host=isolated_host()
-        )
+        result = evaluate(OpenAIProxy(server.url, max_retries=0), rows(1), QUIET, host=isolated_host())
         url = server.url
     [error] = result.rows[0].errors
     assert error.type == "EndpointError" and url in error.message and reason in error.message
@@ -145,7 +145,7 @@ def test_a_malformed_200_reply_is_a_row_error_naming_the_url(payload, reason):
 def test_unreadable_token_counts_keep_the_answer():
     payload = {"choices": [{"message": {"content": "answer 0"}}], "usage": {"prompt_tokens": "abc"}}
     with FakeServer(lambda body: Reply(status=200, body=payload)) as server:
-        result = evaluate(OpenAIProxy(server.url), rows(1), progress=False, host=isolated_host())
+        result = evaluate(OpenAIProxy(server.url), rows(1), QUIET, host=isolated_host())
     [row] = result.rows
     assert not row.errors and row.response == "answer 0" and row.scores["exact_match"] == 1.0
     assert row.input_tokens is None and row.output_tokens is None
@@ -164,8 +164,7 @@ def test_retries_honour_retry_after_then_succeed():
         result = evaluate(
             OpenAIProxy(server.url, max_retries=2),
             rows(1),
-            evaluators=[Length()],
-            progress=False,
+            RunConfig(scope=Scope(evaluators=[Length()]), output=Output(progress=False)),
             host=isolated_host(),
         )
     assert len(attempts) == 2 and result.rows[0].scores == {"length": 4.0}
@@ -175,8 +174,7 @@ def test_evaluator_errors_are_isolated_per_evaluator():
     result = evaluate(
         None,
         [{**r, "response": "x"} for r in rows(3)],
-        evaluators=[Explodes(), Length()],
-        progress=False,
+        RunConfig(scope=Scope(evaluators=[Explodes(), Length()]), output=Output(progress=False)),
         host=isolated_host(),
     )
     row = result.rows[1]
@@ -192,9 +190,11 @@ def test_async_evaluators_are_awaited_concurrently():
     result = evaluate(
         None,
         [{**r, "response": "x"} for r in rows(20)],
-        evaluators=[slow, Length()],
-        max_concurrency=10,
-        progress=False,
+        RunConfig(
+            scope=Scope(evaluators=[slow, Length()]),
+            limits=Limits(max_concurrency=10),
+            output=Output(progress=False),
+        ),
         host=isolated_host(),
     )
     assert slow.peak == 10
@@ -213,8 +213,7 @@ def test_soft_failures_are_counted_and_warned():
     result = evaluate(
         None,
         [{**r, "response": "x"} for r in rows(10)],
-        evaluators=[FlakyJudge()],
-        progress=False,
+        RunConfig(scope=Scope(evaluators=[FlakyJudge()]), output=Output(progress=False)),
         host=isolated_host(),
     )
     failures = result.summary.failures["flaky_judge"]
@@ -242,8 +241,7 @@ def test_the_soft_failure_rate_is_over_the_rows_an_evaluator_scored_not_those_it
     result = evaluate(
         None,
         [{**r, "response": "x"} for r in rows(10)],
-        evaluators=[HalfBroken()],
-        progress=False,
+        RunConfig(scope=Scope(evaluators=[HalfBroken()]), output=Output(progress=False)),
         host=isolated_host(),
     )
     summary = Summarizer(failure_rate=0.2)(result.rows)
@@ -264,7 +262,12 @@ def test_malformed_rows_are_named_and_do_not_stop_the_run():
         {"id": "ok", "answer": "x", "response": "x"},
         {"id": "ok", "answer": "y", "response": "y"},
     ]
-    result = evaluate(None, data, progress=False, host=isolated_host(), dataset_name="mine")
+    result = evaluate(
+        None,
+        data,
+        RunConfig(scope=Scope(dataset_name="mine"), output=Output(progress=False)),
+        host=isolated_host(),
+    )
     messages = [str(r.errors[0]) if r.errors else "" for r in result.rows]
     assert "row 0 of data set 'mine' has no 'id' field" in messages[0]
     assert "row 1 of data set 'mine' is a str" in messages[1]
@@ -278,7 +281,7 @@ def test_mixed_run_wires_each_dataset_to_its_own_evaluators():
         {"id": "b", "dataset": "mmlu", "correct_letter": "B", "response": "The answer is B."},
         {"id": "c", "dataset": "contract-nli", "answer": "Entailment", "response": "Yes."},
     ]
-    result = evaluate(None, data, progress=False, host=isolated_host())
+    result = evaluate(None, data, QUIET, host=isolated_host())
     by_id = {r.example_id: r.scores for r in result.rows}
     assert set(by_id["a"]) == {"f1", "exact_match", "recall", "contains"}
     assert set(by_id["b"]) == {"mc_accuracy"}
@@ -290,18 +293,33 @@ def test_mixed_run_wires_each_dataset_to_its_own_evaluators():
 def test_add_remove_replace_the_auto_wired_set():
     data = [{"id": "a", "dataset": "squad", "answer": "Paris", "response": "Paris"}]
     host = isolated_host()
-    added = evaluate(None, data, add_evaluators=[Length()], progress=False, host=host)
+    added = evaluate(
+        None,
+        data,
+        RunConfig(scope=Scope(add_evaluators=[Length()]), output=Output(progress=False)),
+        host=host,
+    )
     assert "length" in added.rows[0].scores and "f1" in added.rows[0].scores
-    removed = evaluate(None, data, exclude_evaluators=["AnswerQuality"], progress=False, host=host)
+    removed = evaluate(
+        None,
+        data,
+        RunConfig(scope=Scope(exclude_evaluators=["AnswerQuality"]), output=Output(progress=False)),
+        host=host,
+    )
     assert removed.rows[0].scores == {}
     nli = [{"id": "a", "dataset": "squad", "answer": "Entailment", "response": "Yes."}]
-    replaced = evaluate(None, nli, evaluators=["NLILabelMatch"], progress=False, host=host)
+    replaced = evaluate(
+        None,
+        nli,
+        RunConfig(scope=Scope(evaluators=["NLILabelMatch"]), output=Output(progress=False)),
+        host=host,
+    )
     assert set(replaced.rows[0].scores) == {"nli_accuracy"}
 
 
 def test_missing_plugin_gives_a_one_line_hint_not_a_crash():
     data = [{"id": "g1", "dataset": "gsm8k", "answer": "18", "response": "#### 18"}]
-    result = evaluate(None, data, progress=False, host=isolated_host())
+    result = evaluate(None, data, QUIET, host=isolated_host())
     assert "install cbench-math to score gsm8k with MathEquivalence" in result.summary.warnings
     assert "f1" in result.rows[0].scores and "math_equiv" not in result.rows[0].scores
 
@@ -311,7 +329,7 @@ def test_result_filter_and_json():
         "one": [{"id": "a", "answer": "x", "response": "x"}],
         "two": [{"id": "b", "answer": "x", "response": "y"}],
     }
-    result = evaluate(None, data, progress=False, host=isolated_host())
+    result = evaluate(None, data, QUIET, host=isolated_host())
     only = result.filter(dataset="two")
     assert [r.example_id for r in only.rows] == ["b"]
     assert [g.dataset for g in only.summary.groups] == ["two"]
@@ -323,9 +341,9 @@ def test_merged_results_renumber_rows_and_keep_every_run_s_notices():
     host = isolated_host()
     gsm8k = [{"id": g, "dataset": "gsm8k", "answer": "1", "response": "1"} for g in ("g1", "g2")]
     runs = [
-        evaluate(None, gsm8k, progress=False, host=host),
-        evaluate(None, [{"id": "a", "answer": "x", "response": "x"}], progress=False, host=host),
-        evaluate(None, gsm8k, progress=False, host=host),
+        evaluate(None, gsm8k, QUIET, host=host),
+        evaluate(None, [{"id": "a", "answer": "x", "response": "x"}], QUIET, host=host),
+        evaluate(None, gsm8k, QUIET, host=host),
     ]
     assert EvalResult.merge(runs[1:2]) is runs[1]
     merged = EvalResult.merge(runs)
@@ -352,9 +370,10 @@ def test_systems_and_tasks_are_picklable_for_other_executors():
 def test_cache_resumes_and_keys_on_the_model(tmp_path):
     with FakeServer(lambda body: "answer " + last_user_message(body).rsplit(" ", 1)[1]) as server:
 
-        def run(model, **extra):
+        def run(model, scope=None):
             proxy = OpenAIProxy(server.url, model=model)
-            return evaluate(proxy, rows(5), cache_dir=tmp_path, progress=False, host=isolated_host(), **extra)
+            config = RunConfig(scope=scope or Scope(), output=Output(cache_dir=tmp_path, progress=False))
+            return evaluate(proxy, rows(5), config, host=isolated_host())
 
         first = run("m1")
         assert len(server.requests) == 5
@@ -363,7 +382,7 @@ def test_cache_resumes_and_keys_on_the_model(tmp_path):
         assert [r.scores for r in again.rows] == [r.scores for r in first.rows]
         run("m2")
         assert len(server.requests) == 10
-        added = run("m1", add_evaluators=[Length()])
+        added = run("m1", Scope(add_evaluators=[Length()]))
         assert len(server.requests) == 10
         assert added.rows[0].scores["length"] == len("answer 0")
 
@@ -374,8 +393,7 @@ def test_api_key_never_reaches_the_cache(tmp_path, monkeypatch):
         evaluate(
             OpenAIProxy(server.url, api_key="sk-very-secret-456"),
             rows(2),
-            cache_dir=tmp_path,
-            progress=False,
+            RunConfig(output=Output(cache_dir=tmp_path, progress=False)),
             host=isolated_host(),
         )
     assert server.seen[0].headers["authorization"] == "Bearer sk-very-secret-456"
@@ -391,7 +409,7 @@ def test_api_key_never_reaches_the_cache(tmp_path, monkeypatch):
 )
 def test_bad_200_replies_are_row_errors(bad):
     with FakeServer(lambda body: Reply(body=bad)) as server:
-        result = evaluate(OpenAIProxy(server.url), rows(1), progress=False, host=isolated_host())
+        result = evaluate(OpenAIProxy(server.url), rows(1), QUIET, host=isolated_host())
     assert result.rows[0].errors and result.rows[0].errors[0].stage == "system"
 
 
@@ -408,11 +426,17 @@ class Fraction:
 def test_weighted_fields_average_over_items_not_rows(tmp_path):
     data = [{"id": "a", "items": [1, 1, 1], "response": ""}, {"id": "b", "items": [0], "response": ""}]
     first = evaluate(
-        None, data, evaluators=[Fraction()], cache_dir=tmp_path, progress=False, host=isolated_host()
+        None,
+        data,
+        RunConfig(scope=Scope(evaluators=[Fraction()]), output=Output(cache_dir=tmp_path, progress=False)),
+        host=isolated_host(),
     )
     assert first.summary.groups[0].scores["share"] == 0.75
     cached = evaluate(
-        None, data, evaluators=[Fraction()], cache_dir=tmp_path, progress=False, host=isolated_host()
+        None,
+        data,
+        RunConfig(scope=Scope(evaluators=[Fraction()]), output=Output(cache_dir=tmp_path, progress=False)),
+        host=isolated_host(),
     )
     assert cached.summary.groups[0].scores["share"] == 0.75
     assert cached.rows[0].weights == {"share": 3.0}
@@ -423,7 +447,7 @@ def test_an_error_body_echoing_the_key_is_redacted():
         result = evaluate(
             OpenAIProxy(server.url, api_key="sk-echoed-secret", max_retries=0),
             rows(1),
-            progress=False,
+            QUIET,
             host=isolated_host(),
         )
     message = result.rows[0].errors[0].message
@@ -432,7 +456,7 @@ def test_an_error_body_echoing_the_key_is_redacted():
 
 def test_rows_no_evaluator_matches_are_said_once():
     rows = [{"id": str(i), "question": "q", "response": "r"} for i in range(3)]
-    result = evaluate(None, {"plain": rows}, progress=False, host=isolated_host())
+    result = evaluate(None, {"plain": rows}, QUIET, host=isolated_host())
     assert [w for w in result.summary.warnings if "no evaluator matches" in w] == [
         "no evaluator matches 3 row(s) of data set 'plain' (the first: id '0'): they get no scores; "
         "name one with --evaluator"
@@ -445,7 +469,12 @@ def test_rows_missing_the_field_their_evaluator_needs_get_a_visible_hint():
         {"id": "b", "response": "x"},
         {"id": "c", "response": "y"},
     ]
-    result = evaluate(None, rows, ["AnswerQuality"], progress=False, host=isolated_host())
+    result = evaluate(
+        None,
+        rows,
+        RunConfig(scope=Scope(evaluators=["AnswerQuality"]), output=Output(progress=False)),
+        host=isolated_host(),
+    )
     assert [r.scores.get("f1") for r in result.rows] == [1.0, None, None]
     assert (
         "answer_quality gave no score to 2 row(s) of data set 'dataset': they lack a field it needs "
@@ -477,12 +506,25 @@ def test_an_evaluator_that_mutates_its_arguments_cannot_change_another_s_score_o
     rows = [{"id": "a", "answer": "Paris", "aliases": ["paris"]}]
     host = isolated_host()
     run = evaluate(
-        _System(), rows, [_Vandal(), "AnswerQuality"], cache_dir=tmp_path, progress=False, host=host
+        _System(),
+        rows,
+        RunConfig(
+            scope=Scope(evaluators=[_Vandal(), "AnswerQuality"]),
+            output=Output(cache_dir=tmp_path, progress=False),
+        ),
+        host=host,
     )
     assert run.rows[0].scores["exact_match"] == 1.0 and run.rows[0].response == "Paris"
     assert rows == [{"id": "a", "answer": "Paris", "aliases": ["paris"]}]
     [cache_file] = tmp_path.rglob("*.jsonl")
     assert json.loads(cache_file.read_text())["output"]["response"] == "Paris"
     assert json.loads(cache_file.read_text())["output"]["parts"] == {"a": "original"}
-    again = evaluate(_System(), rows, ["AnswerQuality"], cache_dir=tmp_path, progress=False, host=host)
+    again = evaluate(
+        _System(),
+        rows,
+        RunConfig(
+            scope=Scope(evaluators=["AnswerQuality"]), output=Output(cache_dir=tmp_path, progress=False)
+        ),
+        host=host,
+    )
     assert again.rows[0].scores["exact_match"] == 1.0

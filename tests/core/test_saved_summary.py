@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from context_bench import evaluate
+from context_bench import Output, RunConfig, evaluate
 from context_bench.cli import sample_path
 from context_bench.datasets import read_file
 from context_bench.records import EvalResult, Summary
@@ -15,7 +15,7 @@ from context_bench.saved import summary_from_dict
 
 def _live() -> EvalResult:
     rows = list(read_file(str(sample_path())))
-    return evaluate(None, {"sample": rows}, progress=False)
+    return evaluate(None, {"sample": rows}, RunConfig(output=Output(progress=False)))
 
 
 def test_a_saved_summary_reads_back_to_the_same_summary_and_the_same_reports():

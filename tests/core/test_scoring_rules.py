@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from context_bench import Scores, evaluate
+from context_bench import Output, RunConfig, Scope, Scores, evaluate
 from context_bench.records import EvaluatorFailures
 from context_bench.testing import isolated_host
 
@@ -47,8 +47,9 @@ class SometimesJudge:
         return {"verdict": 1.0}
 
 
-def _run(rows, evaluators, **options):
-    return evaluate(None, rows, evaluators=evaluators, progress=False, host=isolated_host(), **options)
+def _run(rows, evaluators, cache_dir=None):
+    config = RunConfig(scope=Scope(evaluators=evaluators), output=Output(cache_dir=cache_dir, progress=False))
+    return evaluate(None, rows, config, host=isolated_host())
 
 
 def test_a_score_that_is_not_finite_is_an_error_of_that_evaluator_on_that_row():
@@ -88,10 +89,10 @@ def test_soft_failure_rate_is_over_the_rows_the_evaluator_scored(tmp_path, cache
     for row in rows[:5]:
         row["judge_me"] = True
     rows[0]["fail"] = rows[1]["fail"] = True
-    options = {"cache_dir": tmp_path} if cached else {}
+    cache_dir = tmp_path if cached else None
     if cached:  # the second run takes the judge's verdicts from the cache; failed rows run again
-        _run(rows, [Length(), SometimesJudge()], **options)
-    result = _run(rows, [Length(), SometimesJudge()], **options)
+        _run(rows, [Length(), SometimesJudge()], cache_dir)
+    result = _run(rows, [Length(), SometimesJudge()], cache_dir)
     assert result.summary.failures == {
         "judge": EvaluatorFailures(count=2, rows=5, rate=0.4, kinds={"call_error": 2})
     }
@@ -108,7 +109,10 @@ def test_a_field_whose_rows_all_weigh_nothing_has_no_mean_and_the_json_stays_val
             return Scores({"v": 1.0}, weights={"v": 0.0})
 
     result = evaluate(
-        None, [{"id": "1", "response": "x"}], evaluators=[Weightless()], progress=False, host=isolated_host()
+        None,
+        [{"id": "1", "response": "x"}],
+        RunConfig(scope=Scope(evaluators=[Weightless()]), output=Output(progress=False)),
+        host=isolated_host(),
     )
     assert result.summary.systems["responses"].scores == {"v": None}
     _strict_json(result.to_json())

@@ -16,7 +16,7 @@ from context_bench.store import open_store
 #: ``slow`` rows take 20 ms each on the first try (the killed run), cached rows none.
 _RUN = """
 import sys, time
-from context_bench import evaluate
+from context_bench import Limits, Output, RunConfig, evaluate
 from context_bench.store import open_store
 
 url, cache, resume = sys.argv[1], sys.argv[2], sys.argv[3] == "resume"
@@ -31,8 +31,8 @@ rows = [{"id": f"q{n}", "question": "capital?", "answer": "Paris"} for n in rang
 store = open_store(url)
 with store.recorder("run", interval=0.05) as recorder:
     recorder.begin({"datasets": ["qa"], "rows": 300}, {}, ["killed"], resume=resume)
-    result = evaluate(Slow(), {"qa": rows}, cache_dir=cache, stream=recorder.add, progress=False,
-                      max_concurrency=2)
+    output = Output(cache_dir=cache, stream=recorder.add, progress=False)
+    result = evaluate(Slow(), {"qa": rows}, RunConfig(limits=Limits(max_concurrency=2), output=output))
     recorder.finish(result.summary)
 print(recorder.run_id)
 """

@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from context_bench import evaluate
+from context_bench import Limits, Output, RunConfig, evaluate
 from context_bench.cli import inputs as cli_inputs
 from context_bench.cli.app import main
 from context_bench.compact import Ids, IdSet
@@ -73,10 +73,17 @@ def test_rows_after_the_first_async_one_run_on_an_event_loop():
 
 def test_evaluate_streams_rows_in_order_and_keeps_none():
     host = isolated_host()
-    held = evaluate(None, ROWS, progress=False, host=host, max_concurrency=4)
+    held = evaluate(
+        None, ROWS, RunConfig(limits=Limits(max_concurrency=4), output=Output(progress=False)), host=host
+    )
     streamed_rows = []
     streamed = evaluate(
-        None, iter(ROWS), progress=False, host=host, max_concurrency=4, stream=streamed_rows.append
+        None,
+        iter(ROWS),
+        RunConfig(
+            limits=Limits(max_concurrency=4), output=Output(progress=False, stream=streamed_rows.append)
+        ),
+        host=host,
     )
     assert streamed.rows == []
     assert [r.index for r in streamed_rows] == list(range(len(ROWS)))
@@ -112,7 +119,7 @@ def test_distinct_error_messages_are_capped(monkeypatch):
 
 
 def test_the_streamed_json_report_is_the_held_one():
-    result = evaluate(None, ROWS[:5], progress=False, host=isolated_host())
+    result = evaluate(None, ROWS[:5], RunConfig(output=Output(progress=False)), host=isolated_host())
     result.metadata = {"command": "score"}
     for rows in (result.rows, []):
         result.rows = rows
@@ -209,11 +216,11 @@ def test_a_streamed_result_is_not_summarized_again_as_an_empty_run():
     """Its rows were handed on: filtering or re-summarizing it would show no rows (and pass every
     gate), so both are refused; a kept result is filtered without touching its own summarizer."""
     rows = [{"id": str(i), "answer": "a", "response": "a" if i % 2 else "b"} for i in range(4)]
-    streamed = evaluate(None, rows, progress=False, stream=lambda row: None)
+    streamed = evaluate(None, rows, RunConfig(output=Output(progress=False, stream=lambda row: None)))
     with pytest.raises(ValueError, match="kept no rows"):
         streamed.filter(system="responses")
     with pytest.raises(ValueError, match="kept no rows"):
         streamed.summarized(exclude_errors=True)
-    kept = evaluate(None, rows, progress=False)
+    kept = evaluate(None, rows, RunConfig(output=Output(progress=False)))
     assert kept.filter(dataset="nothing").rows == []
     assert kept.summarize.rows == 4 and kept.filter(system="responses").summary.systems["responses"].rows == 4

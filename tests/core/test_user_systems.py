@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from context_bench import evaluate
+from context_bench import Limits, Output, RunConfig, Scope, evaluate
 from context_bench.cli import main
 from context_bench.evaluators.answer import AnswerQuality
 from context_bench.systems import OpenAIProxy
@@ -68,10 +68,11 @@ class Wrong:
         return {"response": "Madrid"}
 
 
-def _run(systems, **options):
-    return evaluate(
-        systems, ROWS, evaluators=[AnswerQuality()], progress=False, host=isolated_host(), **options
+def _run(systems, limits=None):
+    config = RunConfig(
+        scope=Scope(evaluators=[AnswerQuality()]), limits=limits or Limits(), output=Output(progress=False)
     )
+    return evaluate(systems, ROWS, config, host=isolated_host())
 
 
 def test_a_users_own_sync_system():
@@ -87,7 +88,7 @@ def test_a_users_own_sync_system():
 
 def test_a_users_own_async_system_is_awaited_concurrently():
     system = AsyncLookup(rows=len(ROWS))
-    result = _run(system, max_concurrency=len(ROWS))
+    result = _run(system, Limits(max_concurrency=len(ROWS)))
     assert system.peak == len(ROWS)
     assert not any(r.errors for r in result.rows)
     assert [r.response for r in result.rows] == ["Paris", "Berlin", "Rome"]

@@ -11,7 +11,7 @@ import re
 import pytest
 from scipy import stats
 
-from context_bench import evaluate
+from context_bench import Output, RunConfig, evaluate
 from context_bench.assertions import ScoreAssertionError, assert_scores
 from context_bench.comparisons import verdict
 from context_bench.gates import WorseGate, _worse
@@ -134,7 +134,9 @@ def test_the_same_pairs_give_the_same_interval_in_every_command(cli, tmp_path):
     ci, p, test, mean_ci = found["run"]
     assert test == "sign_flip" and p == 2 / 2**8  # every pair lower: the exact test's smallest p
     assert f"(95% CI {ci[0]:.3f} to {ci[1]:.3f}, n=8) (exact sign-flip permutation test, p=0.00781" in line
-    result = evaluate(None, {"qa": [r for r in scored if r["system"] == "cand"]}, progress=False)
+    result = evaluate(
+        None, {"qa": [r for r in scored if r["system"] == "cand"]}, RunConfig(output=Output(progress=False))
+    )
     with pytest.raises(ScoreAssertionError) as failed:
         assert_scores(result, dataset="qa", f1=0.99)
     assert f"(95% CI {mean_ci[0]:.3f} to {mean_ci[1]:.3f}, n=8)" in str(failed.value)
@@ -145,7 +147,7 @@ def test_assert_scores_shows_wilsons_interval_for_0_1_scores():
     rows = [
         {"id": str(i), "answer": "Paris", "response": "Paris" if i in (0, 7) else "Rome"} for i in range(8)
     ]
-    result = evaluate(None, {"qa": rows}, progress=False)
+    result = evaluate(None, {"qa": rows}, RunConfig(output=Output(progress=False)))
     with pytest.raises(ScoreAssertionError) as failed:
         assert_scores(result, exact_match=0.5)
     # Wilson's interval of 2 of 8 (a t interval read 0.125 to 1.209 on such scores)

@@ -7,6 +7,7 @@ import pytest
 from cbench_code import CodeExecution, SandboxError
 from cbench_code.integrity import checker, compile_tests, existing_classes, harden_tree, honest, unframe
 from cbench_code.programs import problem_of, program_for
+from context_bench import Output, RunConfig, Scope
 
 ROW = {
     "context": "def f(x):\n",
@@ -548,7 +549,12 @@ def test_a_sample_without_a_verdict_makes_the_row_an_error_not_a_zero_in_the_mea
             return [SampleResult("passed"), SampleResult("passed")]
 
     rows = [{"id": "ok", "response": "x"}, {"id": "full", "response": "x"}]
-    result = evaluate(None, rows, [Stubbed(workers=1)], progress=False, host=isolated_host())
+    result = evaluate(
+        None,
+        rows,
+        RunConfig(scope=Scope(evaluators=[Stubbed(workers=1)]), output=Output(progress=False)),
+        host=isolated_host(),
+    )
     ok, full = result.rows
     assert ok.scores == {"pass_at_1": 1.0} and not ok.failures
     assert full.scores == {} and not full.failures

@@ -15,6 +15,7 @@ import pytest
 import context_bench
 from cbench_code import CodeExecution, plugin
 from cbench_code.pool import pack_tests
+from context_bench import Output, RunConfig, Scope
 from context_bench.plugins import PluginHost
 from context_bench.specs import resolve
 
@@ -119,7 +120,9 @@ def test_core_runner_autowires_and_scores_humaneval_rows():
         },
         {"id": "mbpp", "test_list": ["assert sq(3) == 9"], "response": "def sq(x):\n    return x * x\n"},
     ]
-    result = context_bench.evaluate(None, rows, dataset_name="humaneval", progress=False)
+    result = context_bench.evaluate(
+        None, rows, RunConfig(scope=Scope(dataset_name="humaneval"), output=Output(progress=False))
+    )
     scores = {row.example_id: row.scores.get("pass_at_1") for row in result.rows}
     assert scores == {"add": 1.0, "sub": 0.0, "mbpp": 1.0}
 
@@ -231,7 +234,11 @@ def test_a_green_run_says_which_sandbox_layers_were_off():
     ]
     for _ in range(2):  # the second run in this process gets no printed warning, but the notice
         result = context_bench.evaluate(
-            None, {"humaneval": rows}, evaluators=[CodeExecution(disable=["seccomp"])], progress=False
+            None,
+            {"humaneval": rows},
+            RunConfig(
+                scope=Scope(evaluators=[CodeExecution(disable=["seccomp"])]), output=Output(progress=False)
+            ),
         )
         assert result.rows[0].scores == {"pass_at_1": 1.0}
         off = [w for w in result.summary.warnings if w.startswith("cbench-code: sandbox layers unavailable")]

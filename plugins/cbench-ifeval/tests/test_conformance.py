@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from cbench_ifeval.checker import build_checks, judge
-from context_bench import evaluate
+from context_bench import Output, RunConfig, evaluate
 
 pytestmark = pytest.mark.slow
 
@@ -79,7 +79,7 @@ def test_a_run_summary_shows_the_four_reference_accuracies(corpus):
         }
         for n, (row, _) in enumerate(corpus.gpt4)
     ]
-    scores = evaluate(None, rows, progress=False).summary.groups[0].scores
+    scores = evaluate(None, rows, RunConfig(output=Output(progress=False))).summary.groups[0].scores
     summary = corpus.gpt4_summary
     assert scores["ifeval_strict"] == pytest.approx(summary["prompt_level_strict_acc"])
     assert scores["ifeval_loose"] == pytest.approx(summary["prompt_level_loose_acc"])

@@ -8,6 +8,7 @@ import sys
 import context_bench
 from cbench_ifeval import plugin
 from cbench_ifeval.checker import IFEvalChecker
+from context_bench import Output, RunConfig
 from context_bench.plugins import get_host
 from context_bench.specs import resolve
 
@@ -62,7 +63,7 @@ def test_evaluate_autowires_scores_and_reports_bad_rows():
         {"key": 2, "instruction_id_list": ["punctuation:no_comma"], "kwargs": [{}], "response": "a, b"},
         {"key": 3, "instruction_id_list": ["detectable_format:haiku"], "kwargs": [{}], "response": "x"},
     ]
-    result = context_bench.evaluate(None, {"ifeval": rows}, progress=False)
+    result = context_bench.evaluate(None, {"ifeval": rows}, RunConfig(output=Output(progress=False)))
     by_id = {row.example_id: row for row in result.rows}
     assert by_id["1"].scores == dict.fromkeys(FIELDS, 1.0)
     assert by_id["2"].scores == dict.fromkeys(FIELDS, 0.0)

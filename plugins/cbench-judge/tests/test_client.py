@@ -14,6 +14,7 @@ import pytest
 
 import context_bench
 from cbench_judge import MemoryJudge
+from context_bench import Limits, Output, RunConfig, Scope
 from context_bench.client import _cool_down, chat_completions_url
 from context_bench.testing import Faults, Reply
 
@@ -152,7 +153,13 @@ def test_fault_injection_every_row_completes(judge_server) -> None:
         for i in range(120)
     ]
     judge = MemoryJudge(server.url, timeout=1.0, max_retries=2, retry_base_delay=0.01)
-    result = context_bench.evaluate(None, rows, evaluators=[judge], max_concurrency=16, progress=False)
+    result = context_bench.evaluate(
+        None,
+        rows,
+        RunConfig(
+            scope=Scope(evaluators=[judge]), limits=Limits(max_concurrency=16), output=Output(progress=False)
+        ),
+    )
     assert len(result.rows) == 120
     assert not any(r.errors for r in result.rows)
     failed = [r for r in result.rows if r.failures]
@@ -187,7 +194,9 @@ def test_cache_makes_reruns_free_and_never_stores_keys_or_failures(judge_server,
 
     def run():
         judge = MemoryJudge(server.url, api_key="sk-cache-secret", max_retries=0, cache_dir=tmp_path)
-        return context_bench.evaluate(None, rows, evaluators=[judge], progress=False)
+        return context_bench.evaluate(
+            None, rows, RunConfig(scope=Scope(evaluators=[judge]), output=Output(progress=False))
+        )
 
     first = run()
     assert server.count == 3
@@ -216,7 +225,9 @@ def test_the_key_never_reaches_logs_errors_or_reports(judge_server, caplog) -> N
     ]
     caplog.set_level(logging.DEBUG)
     judge = MemoryJudge(server.url, api_key=secret, retry_base_delay=0.01)
-    result = context_bench.evaluate(None, rows, evaluators=[judge], progress=False)
+    result = context_bench.evaluate(
+        None, rows, RunConfig(scope=Scope(evaluators=[judge]), output=Output(progress=False))
+    )
     assert server.seen[0].headers["authorization"] == f"Bearer {secret}"  # it was used...
     failure = result.rows[1].failures["memory_judge"]
     # the endpoint's words, redacted, after what a 401 means (issue 12 #6: it names the refused key)

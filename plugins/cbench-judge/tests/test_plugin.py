@@ -12,6 +12,7 @@ import context_bench
 from cbench_judge import FalseMemoryRate, JudgeEvaluator, LLMJudge, MemoryJudge
 from cbench_judge.testing import memory_verdict
 from cbench_judge.wiring import build_llm_judge, build_memory_judge
+from context_bench import Output, RunConfig, Scope
 from context_bench.plugins import PluginHost
 from context_bench.testing import Reply
 
@@ -113,8 +114,7 @@ def test_autowiring_through_evaluate(judge_server) -> None:
     result = context_bench.evaluate(
         None,
         {"locomo": memory_rows, "alpaca-eval": other_rows},
-        progress=False,
-        options={"judge_url": server.url},
+        RunConfig(output=Output(progress=False), plugins={"judge_url": server.url}),
         host=host,
     )
     by_dataset = {row.dataset: row for row in result.rows}
@@ -123,12 +123,17 @@ def test_autowiring_through_evaluate(judge_server) -> None:
     assert by_dataset["alpaca-eval"].scores["judge_score"] == 1.0
     # rows that carry a conversation, question and answer get the memory judges in any data set
     result = context_bench.evaluate(
-        None, {"my-memory": memory_rows}, progress=False, options={"judge_url": server.url}, host=host
+        None,
+        {"my-memory": memory_rows},
+        RunConfig(output=Output(progress=False), plugins={"judge_url": server.url}),
+        host=host,
     )
     assert {"memory_judge", "false_memory"} <= set(result.rows[0].scores)
     # without a judge URL nothing is wired and nothing is called
     before = server.count
-    result = context_bench.evaluate(None, {"locomo": memory_rows}, progress=False, host=host)
+    result = context_bench.evaluate(
+        None, {"locomo": memory_rows}, RunConfig(output=Output(progress=False)), host=host
+    )
     assert not {"memory_judge", "false_memory", "judge_score"} & set(result.rows[0].scores)
     assert server.count == before
 
@@ -138,7 +143,9 @@ def test_strict_failures_become_row_errors(judge_server) -> None:
     rows = [{"id": "1", "question": "q", "answer": "a", "response": "a", "context": "x"}]
     strict = MemoryJudge(server.url, max_retries=0, strict=True)
     lenient = FalseMemoryRate(server.url, max_retries=0)
-    result = context_bench.evaluate(None, rows, evaluators=[strict, lenient], progress=False)
+    result = context_bench.evaluate(
+        None, rows, RunConfig(scope=Scope(evaluators=[strict, lenient]), output=Output(progress=False))
+    )
     row = result.rows[0]
     assert [(e.stage, e.source, e.type) for e in row.errors] == [
         ("evaluator", "memory_judge", "JudgeCallError")

@@ -11,6 +11,7 @@ import pytest
 import context_bench
 from cbench_judge import JudgeConfigError, JudgeEvaluator, MemoryJudge
 from cbench_judge.wiring import build_memory_judge
+from context_bench import Output, RunConfig, Scope
 
 SECRET = "sk-live-SECRET0123456789abcdef"
 ROW = {"id": "1", "question": "Where?", "answer": "Paris", "response": "Paris"}
@@ -86,7 +87,9 @@ def test_a_password_in_the_judge_url_reaches_no_report_and_no_cache(judge_server
     url = f"http://judge:hunter2-password@{host_port}"
     judge = MemoryJudge(url, cache_dir=tmp_path / "judge")
     result = context_bench.evaluate(
-        None, [ROW], evaluators=[judge], progress=False, cache_dir=tmp_path / "run"
+        None,
+        [ROW],
+        RunConfig(scope=Scope(evaluators=[judge]), output=Output(progress=False, cache_dir=tmp_path / "run")),
     )
     assert result.rows[0].scores["memory_judge"] == 1.0
     assert "hunter2" not in result.to_json() and "hunter2" not in repr(judge) + str(vars(judge))

@@ -8,6 +8,7 @@ import sys
 
 import context_bench
 from cbench_judge import FalseMemoryRate, LLMJudge, MemoryJudge
+from context_bench import Output, RunConfig, Scope
 from context_bench.plugins import PluginHost
 from context_bench.testing import Reply, last_user_message
 
@@ -43,8 +44,9 @@ def test_a_template_judge_sees_the_options_too(judge_server) -> None:
     result = context_bench.evaluate(
         None,
         {"mmlu": [hub_row]},
-        progress=False,
-        options={"judge_url": server.url, "judge_template": "binary_qa"},
+        RunConfig(
+            output=Output(progress=False), plugins={"judge_url": server.url, "judge_template": "binary_qa"}
+        ),
         host=_host(),
     )
     assert result.rows[0].scores["judge_score"] == 1.0 and not result.rows[0].errors
@@ -62,8 +64,9 @@ def test_binary_qa_judges_only_rows_with_a_reference(judge_server) -> None:
     result = context_bench.evaluate(
         None,
         {"mixed": rows},
-        progress=False,
-        options={"judge_url": server.url, "judge_template": "binary_qa"},
+        RunConfig(
+            output=Output(progress=False), plugins={"judge_url": server.url, "judge_template": "binary_qa"}
+        ),
         host=_host(),
     )
     by_id = {row.example_id: row for row in result.rows}
@@ -75,8 +78,9 @@ def test_binary_qa_judges_only_rows_with_a_reference(judge_server) -> None:
     result = context_bench.evaluate(
         None,
         {"mixed": rows},
-        progress=False,
-        options={"judge_url": server.url, "judge_template": "likert_5"},
+        RunConfig(
+            output=Output(progress=False), plugins={"judge_url": server.url, "judge_template": "likert_5"}
+        ),
         host=_host(),
     )
     scored = {row.example_id for row in result.rows if "judge_score" in row.scores}
@@ -89,9 +93,11 @@ def test_a_judge_named_with_evaluator_is_the_one_auto_wiring_would_build(judge_s
     result = context_bench.evaluate(
         None,
         {"qa": rows},
-        add_evaluators=["LLMJudge"],
-        progress=False,
-        options={"judge_url": server.url, "judge_template": "binary_qa"},
+        RunConfig(
+            scope=Scope(add_evaluators=["LLMJudge"]),
+            output=Output(progress=False),
+            plugins={"judge_url": server.url, "judge_template": "binary_qa"},
+        ),
         host=_host(),
     )
     assert result.rows[0].scores["judge_score"] == 1.0
@@ -111,8 +117,7 @@ def test_judge_dataset_limits_every_judge_to_those_data_sets(judge_server) -> No
     result = context_bench.evaluate(
         None,
         {"locomo": [memory_row], "qa": [qa_row], "other": [qa_row]},
-        progress=False,
-        options={"judge_url": server.url, "judge_dataset": ["QA"]},
+        RunConfig(output=Output(progress=False), plugins={"judge_url": server.url, "judge_dataset": ["QA"]}),
         host=_host(),
     )
     fields = {row.dataset: set(row.scores) for row in result.rows}
@@ -159,7 +164,12 @@ def test_a_failed_false_memory_call_is_never_a_clean_score(judge_server) -> None
     assert result == {} and result.failure.startswith("call_error")  # not false_memory 0.0, the best score
     rows = [{**row, "id": str(i)} for i in range(3)]
     summary = context_bench.evaluate(
-        None, rows, evaluators=[FalseMemoryRate(server.url, max_retries=0)], progress=False
+        None,
+        rows,
+        RunConfig(
+            scope=Scope(evaluators=[FalseMemoryRate(server.url, max_retries=0)]),
+            output=Output(progress=False),
+        ),
     ).summary
     assert "false_memory" not in summary.groups[0].scores
     assert summary.failures["false_memory_rate"].count == summary.failures["false_memory_rate"].rows == 3

@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from cbench_math.evaluator import MathEquivalence, from_options
-from context_bench import Scores
+from context_bench import Limits, Output, RunConfig, Scope, Scores
 from context_bench.plugins import PluginHost
 from context_bench.specs import resolve
 
@@ -167,7 +167,13 @@ def test_the_runner_counts_a_timeout_per_evaluator():
         {"id": "2", "answer": _SLOW[0], "response": _SLOW[1]},
     ]
     result = cb.evaluate(
-        None, {"math": rows}, progress=False, max_concurrency=1, evaluators=[_SlowCaseDeadline()]
+        None,
+        {"math": rows},
+        RunConfig(
+            scope=Scope(evaluators=[_SlowCaseDeadline()]),
+            limits=Limits(max_concurrency=1),
+            output=Output(progress=False),
+        ),
     )
     assert [row.scores["math_equiv"] for row in result.rows] == [1.0, 0.0]
     assert result.summary.failures["math_equivalence"].kinds == {"timeout": 1}
@@ -178,7 +184,9 @@ def test_autowired_for_math_datasets_with_cli_options():
 
     rows = [{"id": "1", "answer": r"\frac{1}{2}", "response": "0.5"}]
     for name in ("math", "gsm8k", "mgsm"):
-        result = cb.evaluate(None, {name: rows}, progress=False, options={"math_timeout": 3})
+        result = cb.evaluate(
+            None, {name: rows}, RunConfig(output=Output(progress=False), plugins={"math_timeout": 3})
+        )
         assert result.rows[0].scores["math_equiv"] == 1.0
 
 

@@ -7,7 +7,7 @@ from functools import partial
 import pytest
 
 from cbench_memory.baselines import FullContextMemory
-from context_bench import evaluate_memory
+from context_bench import Output, RunConfig, Scope, evaluate_memory
 from context_bench.systems import OpenAIProxy
 from context_bench.testing import isolated_host, last_user_message
 
@@ -46,8 +46,7 @@ def test_an_early_fact_recalled_correctly_is_not_a_false_memory(world):
     result = evaluate_memory(
         partial(FullContextMemory, OpenAIProxy(world.url, model=world.model)),
         [conversation],
-        options={"judge_url": world.url},
-        progress=False,
+        RunConfig(output=Output(progress=False), plugins={"judge_url": world.url}),
         host=isolated_host(judge_plugin),
     )
     born, university = result.rows
@@ -78,8 +77,7 @@ def test_a_context_budget_keeps_the_relevant_early_turn(world):
     result = evaluate_memory(
         partial(FullContextMemory, OpenAIProxy(world.url, model=world.model)),
         [conversation],
-        evaluators=[judge],
-        progress=False,
+        RunConfig(scope=Scope(evaluators=[judge]), output=Output(progress=False)),
         host=isolated_host(judge_plugin),
     )
     assert [r.scores["false_memory"] for r in result.rows] == [0.0, 1.0]

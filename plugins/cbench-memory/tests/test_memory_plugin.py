@@ -7,7 +7,7 @@ import json
 import pytest
 
 from cbench_memory import plugin
-from context_bench import UsageError, evaluate_memory
+from context_bench import Output, RunConfig, Scope, UsageError, evaluate_memory
 from context_bench.cli import build_parser, main
 from context_bench.testing import check_plugin, isolated_host
 
@@ -54,9 +54,11 @@ def test_a_template_judge_still_grades_a_memory_run_and_the_rating_does_not(worl
         result = evaluate_memory(
             Echo(),
             conversations,
-            options={"judge_url": world.url, **options},
-            max_examples=1,
-            progress=False,
+            RunConfig(
+                scope=Scope(max_examples=1),
+                output=Output(progress=False),
+                plugins={"judge_url": world.url, **options},
+            ),
             host=isolated_host(judge_plugin),
         )
         return set(result.rows[0].scores) | set(result.rows[0].failures)

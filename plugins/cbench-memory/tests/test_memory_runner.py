@@ -12,9 +12,11 @@ import pytest
 from cbench_memory import IngestFailed, QueryFailed
 from cbench_memory.baselines import BM25Memory, FullContextMemory
 from cbench_memory.loaders import load_locomo, load_longmemeval
-from context_bench import UsageError, evaluate_memory
+from context_bench import Limits, Output, RunConfig, Scope, UsageError, evaluate_memory
 from context_bench.systems import OpenAIProxy
 from context_bench.testing import FakeServer, Reply, isolated_host
+
+QUIET = RunConfig(output=Output(progress=False))
 
 
 def conversations(n, questions=3):
@@ -79,7 +81,7 @@ class Notebook:
 
 
 def test_every_qa_pair_is_a_row_with_its_answer_meta_and_breakdown():
-    result = evaluate_memory(Notebook(), conversations(2), progress=False, host=isolated_host())
+    result = evaluate_memory(Notebook(), conversations(2), QUIET, host=isolated_host())
     assert [r.example_id for r in result.rows] == [f"c{c}/{q}" for c in range(2) for q in range(3)]
     row = result.rows[4]
     assert row.response == "1" and row.scores["exact_match"] == 1.0
@@ -95,7 +97,7 @@ def test_every_qa_pair_is_a_row_with_its_answer_meta_and_breakdown():
 def test_a_jsonl_report_names_each_conversation_once_per_row_not_its_whole_text():
     from context_bench.reports import render
 
-    result = evaluate_memory(Notebook(), conversations(1), progress=False, host=isolated_host())
+    result = evaluate_memory(Notebook(), conversations(1), QUIET, host=isolated_host())
     lines = [json.loads(line) for line in render(result, "jsonl").splitlines()]
     assert [line["question"] for line in lines] == ["c0 q0", "c0 q1", "c0 q2"]
     assert all("context" not in line and line["meta"]["conversation_id"] == "c0" for line in lines)
@@ -103,7 +105,12 @@ def test_a_jsonl_report_names_each_conversation_once_per_row_not_its_whole_text(
 
 def test_an_instance_serves_one_conversation_at_a_time_questions_in_order():
     system = Notebook(delay=0.01)
-    evaluate_memory(system, conversations(4), max_concurrency=4, progress=False, host=isolated_host())
+    evaluate_memory(
+        system,
+        conversations(4),
+        RunConfig(limits=Limits(max_concurrency=4), output=Output(progress=False)),
+        host=isolated_host(),
+    )
     assert system.peak == 1
     events = system.events
     for c in range(4):
@@ -118,8 +125,7 @@ def test_a_factory_runs_conversations_concurrently_within_the_bound():
         result = evaluate_memory(
             partial(FullContextMemory, client),
             load_longmemeval_like(12),
-            max_concurrency=3,
-            progress=False,
+            RunConfig(limits=Limits(max_concurrency=3), output=Output(progress=False)),
             host=isolated_host(),
         )
     assert not any(r.errors for r in result.rows)
@@ -142,7 +148,7 @@ def load_longmemeval_like(n):
 
 def test_an_ingest_failure_costs_its_conversation_only():
     system = Notebook(fail_ingest=["number is 1"])
-    result = evaluate_memory(system, conversations(3), progress=False, host=isolated_host())
+    result = evaluate_memory(system, conversations(3), QUIET, host=isolated_host())
     failed = [r for r in result.rows if r.errors]
     assert [r.example_id for r in failed] == ["c1/0", "c1/1", "c1/2"]
     error = failed[0].errors[0]
@@ -154,7 +160,7 @@ def test_an_ingest_failure_costs_its_conversation_only():
 
 def test_a_query_failure_costs_its_row_only_and_the_conversation_goes_on():
     system = Notebook(fail_query=["c0 q1"])
-    result = evaluate_memory(system, conversations(1), progress=False, host=isolated_host())
+    result = evaluate_memory(system, conversations(1), QUIET, host=isolated_host())
     assert [bool(r.errors) for r in result.rows] == [False, True, False]
     assert result.rows[1].errors[0].type == QueryFailed.__name__
     assert result.rows[1].errors[0].message == "ValueError: lost the thread"
@@ -165,7 +171,7 @@ def test_a_bad_answer_type_is_an_error_on_the_row():
         def query(self, question):
             return 42
 
-    result = evaluate_memory(Mute(), conversations(1, questions=1), progress=False, host=isolated_host())
+    result = evaluate_memory(Mute(), conversations(1, questions=1), QUIET, host=isolated_host())
     assert "expected a str or a mapping with a 'response' str" in result.rows[0].errors[0].message
 
 
@@ -177,20 +183,30 @@ def test_a_class_is_a_factory_with_one_instance_per_conversation():
             super().__init__()
             made.append(self)
 
-    result = evaluate_memory(Fresh, conversations(3), max_concurrency=2, progress=False, host=isolated_host())
+    result = evaluate_memory(
+        Fresh,
+        conversations(3),
+        RunConfig(limits=Limits(max_concurrency=2), output=Output(progress=False)),
+        host=isolated_host(),
+    )
     assert len(made) == 3 and all(len([e for e in m.events if e[0] == "ingest"]) == 1 for m in made)
     assert all(r.scores["exact_match"] == 1.0 for r in result.rows)
 
 
 def test_malformed_input_becomes_input_errors_and_max_examples_cuts_rows():
     convs = conversations(2) + [{"id": "broken", "turns": "nope", "qa_pairs": []}]
-    result = evaluate_memory(Notebook(), convs, progress=False, host=isolated_host())
+    result = evaluate_memory(Notebook(), convs, QUIET, host=isolated_host())
     assert (
         result.rows[-1].errors[0].stage == "input"
         and "'turns' must be a list" in result.rows[-1].errors[0].message
     )
     system = Notebook()
-    cut = evaluate_memory(system, conversations(3), max_examples=4, progress=False, host=isolated_host())
+    cut = evaluate_memory(
+        system,
+        conversations(3),
+        RunConfig(scope=Scope(max_examples=4), output=Output(progress=False)),
+        host=isolated_host(),
+    )
     assert [r.example_id for r in cut.rows] == ["c0/0", "c0/1", "c0/2", "c1/0"]
     assert [e for e in system.events if e[0] == "ingest"] == [
         ("ingest", "my number is 0"),
@@ -200,10 +216,18 @@ def test_malformed_input_becomes_input_errors_and_max_examples_cuts_rows():
 
 def test_cached_conversations_are_not_run_again(tmp_path):
     first = Notebook()
-    evaluate_memory(first, conversations(3), cache_dir=tmp_path, progress=False, host=isolated_host())
+    evaluate_memory(
+        first,
+        conversations(3),
+        RunConfig(output=Output(cache_dir=tmp_path, progress=False)),
+        host=isolated_host(),
+    )
     again = Notebook()
     result = evaluate_memory(
-        again, conversations(3), cache_dir=tmp_path, progress=False, host=isolated_host()
+        again,
+        conversations(3),
+        RunConfig(output=Output(cache_dir=tmp_path, progress=False)),
+        host=isolated_host(),
     )
     assert again.events == []
     assert [r.response for r in result.rows] == [str(c) for c in range(3) for _ in range(3)]
@@ -211,7 +235,9 @@ def test_cached_conversations_are_not_run_again(tmp_path):
     changed = conversations(3)
     changed[2]["turns"][0]["text"] = "my number is 9"
     third = Notebook()
-    result = evaluate_memory(third, changed, cache_dir=tmp_path, progress=False, host=isolated_host())
+    result = evaluate_memory(
+        third, changed, RunConfig(output=Output(cache_dir=tmp_path, progress=False)), host=isolated_host()
+    )
     assert [e[1] for e in third.events if e[0] == "ingest"] == ["my number is 9"]
     assert result.rows[-1].response == "9"
 
@@ -229,7 +255,10 @@ def test_a_cache_that_cannot_be_written_costs_no_answer_and_is_reported(tmp_path
 
     monkeypatch.setattr(RunCache, "store", full_disk_in_the_answer_pass)
     result = evaluate_memory(
-        Notebook(), conversations(2), cache_dir=tmp_path, progress=False, host=isolated_host()
+        Notebook(),
+        conversations(2),
+        RunConfig(output=Output(cache_dir=tmp_path, progress=False)),
+        host=isolated_host(),
     )
     assert len(stores) >= 6  # the answer pass tried every answer
     assert [r.response for r in result.rows] == [str(c) for c in range(2) for _ in range(3)]
@@ -240,11 +269,17 @@ def test_an_interrupted_run_resumes_without_loss(tmp_path):
     interrupted = Notebook(stop_after=4)
     with pytest.raises(KeyboardInterrupt):
         evaluate_memory(
-            interrupted, conversations(3), cache_dir=tmp_path, progress=False, host=isolated_host()
+            interrupted,
+            conversations(3),
+            RunConfig(output=Output(cache_dir=tmp_path, progress=False)),
+            host=isolated_host(),
         )
     resumed = Notebook()
     result = evaluate_memory(
-        resumed, conversations(3), cache_dir=tmp_path, progress=False, host=isolated_host()
+        resumed,
+        conversations(3),
+        RunConfig(output=Output(cache_dir=tmp_path, progress=False)),
+        host=isolated_host(),
     )
     asked_before = [e[1] for e in interrupted.events if e[0] == "query"][:4]
     asked_now = [e[1] for e in resumed.events if e[0] == "query"]
@@ -258,13 +293,15 @@ def test_failed_rows_are_retried_on_the_next_run(tmp_path):
     evaluate_memory(
         Notebook(fail_ingest=["number is 2"]),
         conversations(3),
-        cache_dir=tmp_path,
-        progress=False,
+        RunConfig(output=Output(cache_dir=tmp_path, progress=False)),
         host=isolated_host(),
     )
     retry = Notebook()
     result = evaluate_memory(
-        retry, conversations(3), cache_dir=tmp_path, progress=False, host=isolated_host()
+        retry,
+        conversations(3),
+        RunConfig(output=Output(cache_dir=tmp_path, progress=False)),
+        host=isolated_host(),
     )
     assert [e[1] for e in retry.events if e[0] == "ingest"] == ["my number is 2"]
     assert not any(r.errors for r in result.rows)
@@ -276,7 +313,7 @@ def test_public_fixtures_run_end_to_end_with_the_bm25_baseline(world, fixtures):
         "locomo": load_locomo(fixtures / "locomo_mini.json"),
         "longmemeval": load_longmemeval(fixtures / "longmemeval_mini.json"),
     }
-    result = evaluate_memory(partial(BM25Memory, client, top_k=3), data, progress=False, host=isolated_host())
+    result = evaluate_memory(partial(BM25Memory, client, top_k=3), data, QUIET, host=isolated_host())
     assert result.datasets == ["locomo", "longmemeval"]
     by_id = {r.example_id: r for r in result.rows}
     assert by_id["conv-a/0"].response == "Biscuit" and by_id["conv-a/0"].meta["qa_type"] == "single-hop"
@@ -296,7 +333,7 @@ def test_a_system_without_the_protocol_is_refused():
         evaluate_memory(
             type("Half", (), {"name": "half", "reset": lambda self: None})(),
             conversations(1),
-            progress=False,
+            QUIET,
             host=isolated_host(),
         )
 
@@ -306,7 +343,7 @@ def test_a_factory_that_fails_up_front_is_a_usage_error_and_later_costs_its_conv
         raise OSError("no memory store configured")
 
     with pytest.raises(UsageError, match="creating the memory system .* OSError: no memory store configured"):
-        evaluate_memory(broken, conversations(1), progress=False, host=isolated_host())
+        evaluate_memory(broken, conversations(1), QUIET, host=isolated_host())
     made = []
 
     def third_fails():
@@ -316,7 +353,10 @@ def test_a_factory_that_fails_up_front_is_a_usage_error_and_later_costs_its_conv
         return Notebook()
 
     result = evaluate_memory(
-        third_fails, conversations(3), max_concurrency=1, progress=False, host=isolated_host()
+        third_fails,
+        conversations(3),
+        RunConfig(limits=Limits(max_concurrency=1), output=Output(progress=False)),
+        host=isolated_host(),
     )
     failed = [r.example_id for r in result.rows if r.errors]
     assert len(failed) == 3 and result.rows[6].errors[0].message.endswith("OSError: out of connections")
@@ -349,8 +389,7 @@ def test_a_query_past_the_deadline_costs_its_conversation_only():
         result = evaluate_memory(
             partial(Hangs, release, hang=["c1 q0"]),
             conversations(3, questions=2),
-            call_timeout=0.3,
-            progress=False,
+            RunConfig(limits=Limits(call_timeout=0.3), output=Output(progress=False)),
             host=isolated_host(),
         )
     finally:
@@ -367,7 +406,10 @@ def test_an_instance_stuck_past_the_deadline_serves_no_further_conversation():
     system = Hangs(release, hang=["number is 1"])
     try:
         result = evaluate_memory(
-            system, conversations(3, questions=1), call_timeout=0.3, progress=False, host=isolated_host()
+            system,
+            conversations(3, questions=1),
+            RunConfig(limits=Limits(call_timeout=0.3), output=Output(progress=False)),
+            host=isolated_host(),
         )
     finally:
         release.set()

@@ -13,7 +13,7 @@ import pytest
 
 from cbench_judge.testing import memory_verdict
 from cbench_ray.executor import RayExecutor
-from context_bench import UsageError, evaluate
+from context_bench import Output, RunConfig, UsageError, evaluate
 from context_bench.cli.app import main
 from context_bench.cli.commands import sample_path
 from context_bench.testing import FakeServer, last_user_message
@@ -172,7 +172,12 @@ def test_the_code_sandbox_contains_an_escape_on_a_ray_worker(ray_session, tmp_pa
     }
     plain = {**row, "id": "add", "entry_point": "add", "response": "def add(a, b):\n    return a + b\n"}
     plain["test"] = "def check(candidate):\n    assert candidate(2, 3) == 5\n"
-    result = evaluate(None, [row, plain, {**plain, "id": "add-2"}], progress=False, executor=RayExecutor())
+    result = evaluate(
+        None,
+        [row, plain, {**plain, "id": "add-2"}],
+        RunConfig(output=Output(progress=False)),
+        executor=RayExecutor(),
+    )
     by_id = {r.example_id: r for r in result.rows}
     assert not any(r.errors for r in result.rows), [r.errors for r in result.rows]
     assert by_id["escape"].scores["pass_at_1"] == 1.0  # it ran, and every attempt was refused

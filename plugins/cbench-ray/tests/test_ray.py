@@ -16,10 +16,12 @@ from pathlib import Path
 import pytest
 
 from cbench_ray.executor import MAX_TRIES, RayExecutor
-from context_bench import Metering, Output, RunConfig, UsageError, evaluate
+from context_bench import Metering, Output, RunConfig, SecondPass, UsageError, evaluate
 from context_bench.execution import EvalRow, RowTask
 from context_bench.systems import OpenAIProxy
 from context_bench.testing import FakeServer
+
+QUIET = RunConfig(output=Output(progress=False))
 
 
 class Echo:
@@ -131,8 +133,8 @@ def test_a_system_that_cannot_travel_is_one_line(ray_session):
 
 
 def test_rows_scored_on_ray_match_local(ray_session):
-    local = evaluate(Echo(), rows(300), progress=False)
-    remote = evaluate(Echo(), rows(300), progress=False, executor=RayExecutor())
+    local = evaluate(Echo(), rows(300), QUIET)
+    remote = evaluate(Echo(), rows(300), QUIET, executor=RayExecutor())
     assert [r.example_id for r in remote.rows] == [r.example_id for r in local.rows]
     assert [r.scores for r in remote.rows] == [r.scores for r in local.rows]
     assert remote.summary.to_dict()["groups"] == local.summary.to_dict()["groups"] or all(
@@ -171,7 +173,7 @@ def test_a_system_with_a_client_is_rebuilt_on_the_worker(ray_session):
     with FakeServer(reply) as server:
         proxy = OpenAIProxy(server.url, api_key="sk-test-0123456789", max_retries=0)
         proxy.process({"question": "warm q0?"})  # a live client in the driver: never shipped
-        result = evaluate(proxy, rows(24), progress=False, executor=RayExecutor())
+        result = evaluate(proxy, rows(24), QUIET, executor=RayExecutor())
     assert [row.response for row in result.rows] == [f"answer: q{i}" for i in range(24)]
     assert not any(row.errors for row in result.rows)
 
@@ -251,13 +253,12 @@ def test_ctrl_c_cancels_and_the_cache_resumes(ray_session, tmp_path):
         evaluate(
             Echo(str(trail), delay=0.02),
             rows(400),
-            progress=False,
-            cache_dir=cache,
+            RunConfig(output=Output(progress=False, cache_dir=cache)),
             executor=RayExecutor(2),
-            finish_row=ctrl_c_soon,
+            second_pass=SecondPass(finish_row=ctrl_c_soon),
         )
     again = Echo(delay=0.02)  # the same identity: the trail is not part of its configuration
-    result = evaluate(again, rows(400), progress=False, cache_dir=cache)
+    result = evaluate(again, rows(400), RunConfig(output=Output(progress=False, cache_dir=cache)))
     assert again.calls == 400 - len(finished)  # each row handed over before Ctrl-C was cached, whole
     # it stopped: the batches in flight may have finished, the rest never ran on Ray (counted, not
     # timed, so a busy machine cannot fail it)
