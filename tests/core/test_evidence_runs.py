@@ -232,3 +232,17 @@ def test_a_dialog_id_naming_no_turn_leaves_the_row_unchecked(capsys, tmp_path):
     report = _run(capsys, tmp_path, rows, answer=_reader, keep=20)
     unchecked = {row["example_id"] for row in report["rows"] if "evidence_kept" not in row}
     assert unchecked == {"0", "1"}
+
+
+def test_the_stored_rows_carry_the_causes(capsys, tmp_path, monkeypatch):
+    from context_bench.store import open_store
+
+    monkeypatch.setenv("CBENCH_STORE", f"sqlite:///{tmp_path / 'runs.sqlite'}")
+    rows = [{"context": c, "question": q, "evidence": e} for c, q, e in ROWS]
+    _run(
+        capsys, tmp_path, rows, ("--output", "jsonl")
+    )  # to stdout: its rows go out before any cause is known
+    with open_store(f"sqlite:///{tmp_path / 'runs.sqlite'}") as store:
+        (run,) = store.runs()
+        stored = store.report(run.id)["rows"]
+    assert {(r["system"], r["example_id"], r["evidence_kept"], r["loss_cause"]) for r in stored} == CAUSES

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UsageError
+from ..evidence import lost_rows
 
 if TYPE_CHECKING:
     from ..records import EvalResult, EvalRow
@@ -97,6 +98,7 @@ class Recording:
             if recorder.added == 0:
                 for row in result.rows:
                     recorder.add(row)
+            recorder.mark_losses(lost_rows(result.summary))
             recorder.finish(result.summary, metadata=result.metadata)
         except UsageError as exc:
             recorder.warning = recorder.warning or str(exc)

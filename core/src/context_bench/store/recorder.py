@@ -24,7 +24,8 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
 from ..errors import UsageError
-from ..records import EvalRow, json_safe, jsonable
+from ..evidence import loss_cause
+from ..records import EvalRow, encode_compact, json_safe, jsonable
 from ..secrets import scrub_config
 from . import figures
 from .database import Database
@@ -217,6 +218,26 @@ class Recorder:
         self._pending.clear()
         self._new_groups.clear()
         self._written = time.monotonic()
+
+    def mark_losses(self, lost: Mapping[tuple[str, str], set[str]]) -> None:
+        """Give the stored rows that are ``lost`` (:func:`~context_bench.evidence.lost_rows`) their
+        ``loss_cause``, known only once the summary is, after the rows were recorded."""
+        self.flush()
+        if self.run_id is None or self.warning is not None or not lost:
+            return
+        db, run_id = self.store.db, self.run_id
+        with db.transaction():
+            for (system, dataset), ids in lost.items():
+                for example_id in ids:
+                    found = db.rows(
+                        "SELECT id, data FROM run_rows WHERE run_id = ? AND system = ? AND dataset = ? "
+                        "AND example_id = ?",
+                        (run_id, system, dataset, example_id),
+                    )
+                    for row_id, data in found:
+                        row = json.loads(data)
+                        row["loss_cause"] = loss_cause(row.get("evidence_kept"))
+                        db.execute("UPDATE run_rows SET data = ? WHERE id = ?", (encode_compact(row), row_id))
 
     def finish(
         self, summary: Any, verdict: str | None = None, metadata: Mapping[str, Any] | None = None
