@@ -92,7 +92,10 @@ def _write_json(result: EvalResult, spool: Any, output: Output) -> int:
     try:
         with target as handle:
             repaired = Repaired(handle)
-            json_report.write(result, _with_causes(spool.lines(), lost_rows(result.summary)), repaired)
+            lost = lost_rows(result.summary)
+            # rows a block at a time (joined as the report joins them), unless a row's cause is due
+            rows = _with_causes(spool.lines(), lost) if lost else spool.blocks(json_report.ROW_SEPARATOR)
+            json_report.write(result, rows, repaired)
     except OSError as exc:
         raise UsageError(f"cannot write {output.out}: {exc.strerror or exc}") from None
     if output.out:
@@ -104,7 +107,7 @@ def _with_causes(lines: Iterable[str], lost: Mapping[tuple[str, str], set[str]])
     """Spooled rows (``encode_row`` lines), each lost row's ``loss_cause`` given: it is known only
     once the summary is (:func:`~context_bench.evidence.lost_rows`), after the row was spooled."""
     for text in lines:
-        if lost and '"loss_cause": null' in text:
+        if '"loss_cause": null' in text:
             row = EvalRow.from_dict(json.loads(text))
             if row.example_id in lost.get((row.system, row.dataset), ()):
                 mark_losses([row], lost)
