@@ -130,11 +130,9 @@ class Writer:
     def lines(self) -> Iterator[str]:
         """The spooled lines, without their newlines (after the run)."""
         handle = self.handle
-        if isinstance(handle, _Lines):
-            yield from (text[:-1] for text in handle)
-            return
-        handle.flush()
-        handle.seek(0)
+        if not isinstance(handle, _Lines):  # held lines end in a newline too
+            handle.flush()
+            handle.seek(0)
         for text in handle:
             yield text[:-1]
 
@@ -143,8 +141,8 @@ class Writer:
         each joined by ``separator``: what :meth:`lines` gives joined so, read a block at a time
         rather than a call a line (a JSON report's 100,000 rows in a few dozen)."""
         handle = self.handle
-        if isinstance(handle, _Lines):
-            yield from (text[:-1] for text in handle)
+        if isinstance(handle, _Lines):  # held: a string a line already
+            yield from self.lines()
             return
         handle.flush()
         handle.seek(0)
