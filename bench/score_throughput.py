@@ -16,7 +16,11 @@ installed plugins (which are this tree's), in a scratch directory (the store of 
 alternating, ``--repeat`` (5) times a side, and prints the medians and their ratio, per run and per
 row (a 1,000-row run a side gives the fixed cost), with the load average seen:
 
-    python bench/score_throughput.py --against 3898799 [--repeat 7]
+    python bench/score_throughput.py --against 3898799 [--repeat 7] [--features]
+
+``--features`` adds two sides of this tree: ``--store none`` (the run not recorded), and that with
+``--output table`` (no row encoded, spooled or written either), so the store's and the JSON
+report's shares of the CPU are measured in the same run.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import json
 import os
 import random
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -178,27 +183,61 @@ def tree_of(rev: str) -> Path:
     return tree
 
 
-def score_at(tree: Path, path: Path, scratch: Path) -> tuple[float, float]:
-    """``score`` on ``path`` with ``tree``'s core and no plugin, as a user runs it (JSON report)."""
+def score_at(tree: Path, path: Path, scratch: Path, extra: tuple[str, ...] = ()) -> tuple[float, float]:
+    """``score`` on ``path`` with ``tree``'s core and no plugin, as a user runs it (JSON report),
+    with ``extra`` flags (``--store none``: nothing recorded)."""
+    return timed(
+        [*score_command(path, scratch / f"{path.stem}.out.json"), *extra], env=_env(tree), cwd=scratch
+    )
+
+
+def _env(tree: Path) -> dict[str, str]:
+    """``tree``'s core on the path, no plugin, and its bytecode cached (under the temporary
+    directory) as an installed package's is: with PYTHONDONTWRITEBYTECODE set, as on this
+    project's machine, every run compiled every module it imported (127 of them here, 0.5 s of a
+    profiled run of 10,000 rows; 3898799 has 44 in all)."""
     env = {**os.environ, "PYTHONPATH": str(tree / "core" / "src"), "CBENCH_DISABLE_PLUGIN_AUTOLOAD": "1"}
-    return timed(score_command(path, scratch / f"{path.stem}.out.json"), env=env, cwd=scratch)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env["PYTHONPYCACHEPREFIX"] = str(Path(tempfile.gettempdir()) / "cbench-bench-pycache")
+    return env
 
 
-def against(rev: str, rows: int, repeat: int) -> None:
-    trees = {"here": ROOT, rev: tree_of(rev)}
+def compiled(tree: Path) -> None:
+    """``tree``'s core compiled once before it is timed (its bytecode cache, :func:`_env`'s)."""
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(tree / "core" / "src")], env=_env(tree), check=True
+    )
+
+
+#: With ``--features``, this tree's ``score`` again without what 3898799 did not do: recording the
+#: run in the store, then writing the JSON report (the rows encoded and spooled) too.
+FEATURES = {
+    "--store none": ("--store", "none"),
+    "--store none, table": ("--store", "none", "--output", "table"),
+}
+
+
+def against(rev: str, rows: int, repeat: int, features: bool = False) -> None:
+    sides: dict[str, tuple[Path, tuple[str, ...]]] = {"here": (ROOT, ())}
+    if features:
+        sides.update({f"here {label}": (ROOT, extra) for label, extra in FEATURES.items()})
+    sides[rev] = (tree_of(rev), ())
+    for tree in {tree for tree, _ in sides.values()}:
+        compiled(tree)
     sizes = (rows, 1_000)
-    cpu: dict[tuple[str, int], list[float]] = {(side, n): [] for side in trees for n in sizes}
+    cpu: dict[tuple[str, int], list[float]] = {(side, n): [] for side in sides for n in sizes}
     loads = [os.getloadavg()[0]]
     with tempfile.TemporaryDirectory() as tmp:
         paths = {n: Path(tmp) / f"qa{n}.jsonl" for n in sizes}
         for n, path in paths.items():
             make_rows(path, n)
         for turn in range(repeat):  # alternating, and each side first in turn
-            order = list(trees) if turn % 2 == 0 else list(reversed(trees))
+            order = list(sides) if turn % 2 == 0 else list(reversed(sides))
             for side in order:
                 for n in sizes:
                     scratch = Path(tempfile.mkdtemp(dir=tmp))
-                    cpu[(side, n)].append(score_at(trees[side], paths[n], scratch)[1])
+                    cpu[(side, n)].append(score_at(sides[side][0], paths[n], scratch, sides[side][1])[1])
+                    shutil.rmtree(scratch)  # a 100,000-row store and report: a few hundred MB a side
             loads.append(os.getloadavg()[0])
     median = {key: statistics.median(values) for key, values in cpu.items()}
     print(
@@ -206,18 +245,26 @@ def against(rev: str, rows: int, repeat: int) -> None:
     )
     print(f"load average (1 min) seen: {min(loads):.1f} to {max(loads):.1f}")
     per_row = {}
-    for side in trees:
+    for side in sides:
         total, small = median[(side, rows)], median[(side, 1_000)]
         per_row[side] = (total - small) / (rows - 1_000)
         runs = ", ".join(f"{value:.2f}" for value in cpu[(side, rows)])
         print(
-            f"{side:>10}: {total:6.2f} s ({runs}); {per_row[side] * 1e6:5.1f} us a row, "
+            f"{side:>26}: {total:6.2f} s ({runs}); {per_row[side] * 1e6:5.1f} us a row, "
             f"{small:.2f} s for 1,000 rows"
         )
-    print(
-        f"ratio here/{rev}: {median[('here', rows)] / median[(rev, rows)]:.3f} per run, "
-        f"{per_row['here'] / per_row[rev]:.3f} per row (below 1: faster here)"
-    )
+    for side in sides:
+        if side != rev:
+            print(
+                f"ratio {side}/{rev}: {median[(side, rows)] / median[(rev, rows)]:.3f} per run, "
+                f"{per_row[side] / per_row[rev]:.3f} per row (below 1: faster here)"
+            )
+    if features:
+        (store, table), run = (median[(f"here {label}", rows)] for label in FEATURES), median[("here", rows)]
+        print(
+            f"the store's share: {run - store:.2f} s; the JSON report's (rows encoded, spooled, written): "
+            f"{store - table:.2f} s"
+        )
 
 
 def main() -> None:
@@ -227,9 +274,14 @@ def main() -> None:
         "--repeat", type=int, default=None, help="runs a side (best of 3, median of 5 with --against)"
     )
     parser.add_argument("--against", metavar="REV", help="time score here and at this commit, side by side")
+    parser.add_argument(
+        "--features",
+        action="store_true",
+        help="with --against: time here also without the store, and without it and the JSON report",
+    )
     args = parser.parse_args()
     if args.against:
-        against(args.against, args.rows, args.repeat or 5)
+        against(args.against, args.rows, args.repeat or 5, args.features)
         return
     args.repeat = args.repeat or 3
     with tempfile.TemporaryDirectory() as tmp:

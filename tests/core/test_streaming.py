@@ -18,6 +18,7 @@ from context_bench.compact import Ids, IdSet
 from context_bench.executor import LocalExecutor
 from context_bench.records import EvalRow, RowError, encode_row
 from context_bench.reports import json as json_report
+from context_bench.reports import jsonl
 from context_bench.rowtask import RowTask
 from context_bench.summary import Summarizer
 from context_bench.testing import isolated_host
@@ -126,6 +127,22 @@ def test_the_streamed_json_report_is_the_held_one():
         out = io.StringIO()
         json_report.write(result, map(encode_row, rows), out)
         assert out.getvalue() == json_report.render(result)
+
+
+@pytest.mark.parametrize(("size", "count"), [(1, 5), (150, 5), (400, 3), (1 << 20, 1)])
+def test_the_spooled_rows_read_in_blocks_are_the_report_s_rows(tmp_path, size, count):
+    # five rows of about 350 characters: blocks shorter than a row (each then one whole row), of two
+    # rows and the last alone, and all in one; each is whole rows joined as the report joins them
+    result = evaluate(None, ROWS[:5], RunConfig(output=Output(progress=False)), host=isolated_host())
+    result.metadata = {"command": "score"}
+    with jsonl.Writer.spool(str(tmp_path / "report.json")) as spool:
+        for row in result.rows:
+            spool(row)
+        blocks = list(spool.blocks(json_report.ROW_SEPARATOR, size))
+    assert len(blocks) == count
+    out = io.StringIO()
+    json_report.write(result, blocks, out)
+    assert out.getvalue() == json_report.render(result)
 
 
 @pytest.fixture

@@ -16,8 +16,6 @@ too), and the relay and its tokenizers are imported only when a run is metered.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator
 from contextvars import ContextVar
 
 import attrs
@@ -68,20 +66,12 @@ class MeterLink:
         return {METER_URL_VARIABLE: self.url, ROW_VARIABLE: self.row}
 
 
-_current: ContextVar[MeterLink | None] = ContextVar("context_bench_meter", default=None)
+#: The link of the row whose system is running: ``row_steps`` sets it around the ``process`` call
+#: (``LINK.set``, then ``LINK.reset``: two calls in C a row, where a context manager took six).
+LINK: ContextVar[MeterLink | None] = ContextVar("context_bench_meter", default=None)
 
 
 def current() -> MeterLink | None:
     """The meter of the row being processed, for a system's ``process`` (None: the run is not
     metered).  Send the row's calls to ``current().url`` with ``current().headers``."""
-    return _current.get()
-
-
-@contextlib.contextmanager
-def linked(link: MeterLink | None) -> Iterator[None]:
-    """Within this block (one row's system call), :func:`current` is ``link``."""
-    token = _current.set(link)
-    try:
-        yield
-    finally:
-        _current.reset(token)
+    return LINK.get()

@@ -21,7 +21,7 @@ from .bounds import check_figure
 from .cache import CachedRow
 from .encodable import repair_text
 from .errors import DeadlineExceeded
-from .metering import MeterLink, linked
+from .metering import LINK, MeterLink
 from .records import EvalRow, RowError
 from .scores import Scores
 
@@ -102,12 +102,14 @@ def row_steps(task: RowTask) -> Steps:
         processed = cached.output
     else:
         start = time.perf_counter()
+        link = LINK.set(task.meter)  # what current() gives the system while it runs
         try:
-            with linked(task.meter):
-                processed = yield (task.system, "process", (task.original,))
+            processed = yield (task.system, "process", (task.original,))
         except Exception as exc:  # noqa: BLE001 - isolation
             row.errors.append(RowError.from_exception("system", system_name, exc))
             return row
+        finally:
+            LINK.reset(link)
         elapsed = time.perf_counter() - start
         if type(processed) is not dict or "response" not in processed:
             row.errors.append(

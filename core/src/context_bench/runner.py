@@ -166,6 +166,10 @@ class _TaskBuilder:
                     if stopped is not None and stopped(getattr(system, "name", "")):
                         break
                     task = self._task(index, self._system(system, example), name, number, example, seen)
+                    if self.repeats == 1:
+                        yield task
+                        index += 1
+                        continue
                     for repeat in range(self.repeats):  # a row's repeats are consecutive tasks
                         yield (
                             task
@@ -235,7 +239,8 @@ class _TaskBuilder:
                     where = f"row {number} of data set {name!r}"
                     error = RowError("input", where, "InvalidFigure", f"{where}: {'; '.join(problems)}")
                     return RowTask(index, system, dataset, ex_id, example, error=error)
-        evaluators = self.wiring(dataset).for_row(example)
+        wiring = self._wirings.get(dataset)  # looked up here: a call less for every row
+        evaluators = (wiring or self.wiring(dataset)).for_row(example)
         if not evaluators:
             unscored = self._unscored.setdefault(dataset, [ex_id, 0])
             unscored[1] += 1
@@ -250,7 +255,7 @@ class _TaskBuilder:
             record=self.cache is not None,
             meta={"repaired": example.repaired} if type(example) is RepairedRow else None,
         )
-        return self._looked_up(task)
+        return task if self.cache is None else self._looked_up(task)
 
     def _looked_up(self, task: RowTask) -> RowTask:
         """``task`` with what the cache holds of it (its repeat's own)."""
@@ -412,11 +417,12 @@ def evaluate(
                 task.meter = meter.link(task)
             yield task
 
-    used: set[int] = set()  # the evaluators given a row, by id
+    given: dict[int, list[Any]] = {}  # the evaluator lists given a row (alike rows share one), by id
 
     def on_row(row: EvalRow) -> None:
         task = in_flight.pop(row.index)
-        used.update(map(id, task.evaluators))
+        if task.evaluators:
+            given[id(task.evaluators)] = task.evaluators
         row.example = task.original  # so a report's rows can be scored again
         if meter is not None:
             meter.finish(task, row)
@@ -452,7 +458,7 @@ def evaluate(
             f"the executor returned without {len(in_flight)} row(s) (the first: {min(in_flight)})"
         )
     notices = [*watch.lines, *wirer.hints, *builder.hints, *delivery.not_applicable()]
-    notices += builder.evaluator_notices(used)
+    notices += builder.evaluator_notices({id(e) for evaluators in given.values() for e in evaluators})
     if cache is not None:
         notices += [*cache.notices, *([cache.failure] if cache.failure else [])]
     if meter is not None:

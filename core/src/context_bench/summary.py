@@ -509,7 +509,8 @@ class Summarizer:
         """Count one finished row."""
         self._rows += 1
         self._count(row)
-        self._by.add(row)
+        if self._by.by:  # a run without --by makes no call here
+            self._by.add(row)
 
     def _part(self) -> Summarizer:
         """A summarizer of one ``--by`` part's rows: these settings, not split again."""

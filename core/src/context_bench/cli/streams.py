@@ -109,7 +109,10 @@ def _write_json(result: EvalResult, spool: Any, output: Output) -> int:
     try:
         with target as handle:
             repaired = Repaired(handle)
-            json_report.write(result, _with_causes(spool.lines(), lost_rows(result.summary)), repaired)
+            lost = lost_rows(result.summary)
+            # rows a block at a time (joined as the report joins them), unless a row's cause is due
+            rows = _with_causes(spool.lines(), lost) if lost else spool.blocks(json_report.ROW_SEPARATOR)
+            json_report.write(result, rows, repaired)
     except OSError as exc:
         raise UsageError(f"cannot write {output.out}: {exc.strerror or exc}") from None
     if output.out:

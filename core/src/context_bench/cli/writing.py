@@ -8,6 +8,7 @@ import sys
 from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
+from ..encodable import repair_counted
 from ..errors import UsageError
 
 if TYPE_CHECKING:
@@ -102,7 +103,6 @@ class Whole:
 
 def write_text(report: str, output: Output) -> int:
     """Write the report to ``--out`` or stdout; return how many characters were repaired."""
-    from ..encodable import repair_counted
     from ..files import atomic_write_text
 
     text, replaced = repair_counted(report)
@@ -125,8 +125,6 @@ class Repaired:
         self.replaced = 0
 
     def write(self, text: str) -> None:
-        from ..encodable import repair_counted
-
         text, replaced = repair_counted(text)
         self.replaced += replaced
         self.handle.write(text)

@@ -22,7 +22,7 @@ from typing import Any
 import attrs
 
 from .aggregate import interpolated
-from .interval import CONFIDENCE, exact_sum, mean_interval, square
+from .interval import CONFIDENCE, exact_sum, mean_interval
 
 #: Below this many values a mean's interval (and a paired difference's) is bootstrapped.
 BOOTSTRAP_BELOW = 1000
@@ -48,8 +48,11 @@ def finite(values: Sequence[float]) -> list[float]:
     return [v for v in values if v == v and v not in (math.inf, -math.inf)]
 
 
+_BINARY = frozenset((0.0, 1.0))
+
+
 def is_binary(values: Sequence[float]) -> bool:
-    return all(v == 0.0 or v == 1.0 for v in values)
+    return _BINARY.issuperset(values)  # in C: a run's 100,000 values are no 100,000 calls
 
 
 def z_value(confidence: float = CONFIDENCE) -> float:
@@ -157,5 +160,5 @@ def estimate(values: Sequence[float], confidence: float = CONFIDENCE) -> Estimat
             deviation = float(means.std(ddof=1))
         return Estimate(mean, low, high, deviation, n, "bootstrap")
     interval = mean_interval(values, confidence=confidence)
-    stderr = math.sqrt(exact_sum(square(v - mean) for v in values) / (n - 1) / n)
+    stderr = math.sqrt(exact_sum([d * d for v in values for d in (v - mean,)]) / (n - 1) / n)
     return Estimate(mean, interval.low, interval.high, stderr, n, "t")

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from ..assertions import REFERENCE_FIELDS
-from ..records import EvalRow, json_safe, jsonable
+from ..records import EvalRow, compact_encoder, json_safe, jsonable
 from ..rowtask import SCORED_BY
 from .sections import printable
 
@@ -31,9 +31,7 @@ PROMPT_KEYS = ("prompt", "compressed_prompt", "messages", "context")
 #: ``meta`` keys holding a judge's explanation of its verdict.
 EXPLANATION_KEYS = ("explanation", "judge_explanation", "rationale", "reasoning", "judge")
 
-_encode = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=jsonable
-).encode
+_encode = compact_encoder((",", ":"))
 _ESCAPES = (
     ("<", "\\u003c"),
     (">", "\\u003e"),

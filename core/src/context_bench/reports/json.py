@@ -25,9 +25,14 @@ def _verdict(result: EvalResult) -> list[str]:
     return [str(v) for v in verdicts(summary)]
 
 
+#: What stands between two rows of the report.
+ROW_SEPARATOR = ",\n"
+
+
 def write(result: EvalResult, rows: Iterable[str], handle: TextIO) -> None:
     """Write the report of a streamed run, whose rows (``encode_row`` lines) come from a spool
-    rather than the result: the same text as :func:`render`, a row at a time."""
+    rather than the result: the same text as :func:`render`, a row at a time (or several rows
+    at a time, joined by :data:`ROW_SEPARATOR`)."""
     head, _, tail = render(EvalResult([], result.summary, metadata=result.metadata)).rpartition('"rows": []')
     rows = iter(rows)
     first = next(rows, None)
@@ -36,5 +41,5 @@ def write(result: EvalResult, rows: Iterable[str], handle: TextIO) -> None:
         return
     handle.write(head.rstrip(" ") + '\n"rows": [\n' + first)
     for text in rows:
-        handle.write(",\n" + text)
+        handle.write(ROW_SEPARATOR + text)
     handle.write("\n]}\n")
