@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -121,3 +122,38 @@ def test_a_malformed_agreement_file_is_one_line_and_status_2_before_any_row(
     last = err.strip().splitlines()[-1]
     assert last.startswith(f"context-bench: error: --judge-agreement {bad}: ") and said in last
     assert server.requests == []  # no row was judged
+
+
+def test_an_agreement_read_from_a_saved_report_is_applied_with_a_warning(checked, tmp_path, capsys) -> None:
+    url, rows, _ = checked
+    saved = [
+        {"system": "s", "dataset": "qa", "id": key, "scores": {"judge_score": score}, "failures": {}}
+        for key, score in (("a", 1.0), ("b", 0.0), ("c", 1.0))
+    ]
+    report = tmp_path / "run.json"
+    report.write_text(json.dumps({"summary": {}, "rows": saved}))
+    out = str(tmp_path / "from_report.json")
+    labels = _write(tmp_path / "labels.jsonl", _LABELS)
+    assert main(["judge-check", "--labels", labels, "--report", str(report), "--out", out]) == 0
+    capsys.readouterr()
+    assert main(_score(url, rows, out, "--judge-model", "m", "--output", "json")) == 0
+    summary = json.loads(capsys.readouterr().out)["summary"]
+    (found,) = summary["judge_agreement"]
+    assert (found["template"], found["judge_model"], found["n"]) == ("report", None, 3)
+    assert found["kappa"] == pytest.approx(0.4, abs=1e-15)  # the same table as the judge's own run
+    assert (
+        f"--judge-agreement {out}: judge_score's agreement was read from a saved report that names no "
+        "judge model or template: check they are this run's (m, binary_qa)"
+    ) in summary["warnings"]
+
+
+def test_an_agreement_of_a_field_no_row_scored_is_a_warning(checked, tmp_path, capsys) -> None:
+    url, rows, out = checked
+    data = json.loads(Path(out).read_text(encoding="utf-8"))
+    data["summary"]["judge_check"]["field"] = "judge_panel"
+    other = tmp_path / "panel.json"
+    other.write_text(json.dumps(data))
+    assert main(_score(url, rows, str(other), "--judge-model", "m", "--output", "json")) == 0
+    summary = json.loads(capsys.readouterr().out)["summary"]
+    assert summary["judge_agreement"] == []
+    assert "--judge-agreement: no row of this run has a score of judge_panel" in summary["warnings"]
