@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 from pathlib import Path
@@ -11,6 +12,12 @@ import pytest
 
 from context_bench.cli import main
 from context_bench.testing import Reply, last_user_message
+
+_spec = importlib.util.spec_from_file_location(
+    "cbench_browser", Path(__file__).parents[3] / "tests" / "browser.py"
+)
+browser = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(browser)
 
 _ROWS = [
     {"id": "a", "question": "Capital of France?", "answer": "Paris", "response": "Paris."},
@@ -89,6 +96,21 @@ def test_score_carries_the_agreement_beside_the_judges_score(checked, capsys, mo
         assert "Judge agreement with people" in shown
         assert re.search(r"^\|? *kappa[ |]+0\.400 *\|?$", shown, re.M)  # a row per figure
         assert re.search(r"^\|? *n[ |]+3 *\|?$", shown, re.M)
+
+
+@pytest.mark.skipif(browser.missing() is not None, reason=browser.missing() or "")
+def test_the_html_report_shows_the_agreement_in_chromium(checked, tmp_path, capsys) -> None:
+    url, rows, out = checked
+    page = tmp_path / "report.html"
+    assert main(_score(url, rows, out, "--judge-model", "m", "--output", "html", "--out", str(page))) == 0
+    dom, errors = browser.dump_dom(page)
+    assert errors == []
+    assert "Judge agreement with people" in dom
+    cells = re.findall(r"<td[^>]*>([^<]*)</td>", dom.split("Judge agreement with people", 1)[1])
+    assert cells[:10] == [
+        *("responses", "qa", "judge_score", "m", "binary_qa", "0.400", "[-0.37, 1.17]", "0.667", "3"),
+        "pass/fail",
+    ]
 
 
 def test_an_agreement_of_another_judge_is_a_warning_naming_both_and_not_applied(checked, capsys) -> None:
