@@ -135,6 +135,26 @@ INPUT_FILES = {
         ),
         "judge.md's labels from the HTML report: the JSON report of responses.jsonl scored by the judge",
     ),
+    "agreement.json": (
+        json.dumps(
+            {
+                "summary": {
+                    "judge_check": {
+                        "kind": "pass/fail",
+                        "field": "judge_score",
+                        "template": "binary_qa",
+                        "judge_model": "gpt-4o-mini",
+                        "n": 2,
+                        "kappa": 0.0,
+                        "kappa_ci": [0.0, 0.0],
+                        "accuracy": 0.5,
+                        "accuracy_ci": [0.09453120573423074, 0.9054687942657693],
+                    }
+                }
+            }
+        ),
+        "judge.md's --judge-agreement: what judge.md's judge-check --out writes of responses.jsonl",
+    ),
     "preferences.jsonl": (
         _jsonl([{"id": "qa-1", "system": "compressed", "label": "tie"}, {"id": "qa-2", "label": "A"}]),
         "judge.md's A/B/tie judge-check: a person's pairwise verdicts on systems.jsonl's two pairs",

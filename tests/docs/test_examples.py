@@ -663,6 +663,13 @@ def _check_pairwise_run(said: Said) -> None:
     )
 
 
+def _check_agreement_run(said: Said) -> None:
+    """judge.md: --judge-agreement shows the judge's kappa and n beside its scores."""
+    assert "Judge agreement with people" in said.out
+    shown = r"judge_score +gpt-4o-mini +binary_qa +0\.000 +\[0\.00, 0\.00\] +0\.500 +2 +pass/fail"
+    assert re.search(shown, said.out), said.out  # kappa and n beside the field
+
+
 #: What a memory run over the example data earns: right answers, nothing invented, no failure
 #: (false_memory is lower-is-better: the table marks it ↓).
 RIGHT = {"errors": "0", "memory_judge": "1.000", "memory_judge_raw": "1.000", "false_memory ↓": "0.000"}
@@ -691,6 +698,7 @@ COMMAND_CHECKS: dict[tuple[str, str], Callable[[Said], None]] = {
     ("README.md", "memory"): _check_memory_run,
     ("docs/memory.md", "memory"): _check_memory_run,
     ("docs/judge.md", "--pairwise"): _check_pairwise_run,
+    ("docs/judge.md", "--judge-agreement"): _check_agreement_run,
 }
 
 

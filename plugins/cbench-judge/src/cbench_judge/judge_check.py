@@ -9,7 +9,8 @@ of rows, as ``score`` reads them), or, for A/B/tie, from the pairwise judge aske
 the files' rows (:mod:`cbench_judge.pairwise`).  It reports Cohen's kappa (quadratic-weighted for
 scores, unweighted for the nominal pass/fail and A/B/tie), accuracy and, for pass/fail, the
 true-positive and true-negative rates, for A/B/tie the rate the judge agreed on each label, each
-with its interval; ``--min-agreement K`` exits 3 below K.  With ``--probes`` it runs the bias probes
+with its interval; ``--min-agreement K`` exits 3 below K; ``--out FILE`` writes the agreement for
+``--judge-agreement`` (:mod:`cbench_judge.agreement_section`).  With ``--probes`` it runs the bias probes
 (:mod:`cbench_judge.probes`) instead.
 """
 
@@ -70,6 +71,12 @@ def configure(parser: argparse.ArgumentParser, host: PluginHost) -> None:
         "--min-agreement", type=flag_type("--min-agreement"), metavar="K", help="exit 3 when kappa is below K"
     )
     parser.add_argument("--output", choices=("table", "json"), default="table")
+    parser.add_argument(
+        "--out",
+        metavar="FILE",
+        help="also write the agreement as JSON (what --output json prints) to FILE, for run and score's "
+        "--judge-agreement",
+    )
     add_failure_rate_option(parser, "the labelled rows (or probe verdicts) got no judge answer")
 
 
@@ -369,11 +376,12 @@ def run(args: argparse.Namespace, host: PluginHost) -> int:
         field, baseline = args.field, None
     people = [label["label"] for label in labels]
     found = agreement(kind, people, judged, field, template, model, baseline=baseline)
-    if args.output == "json":
-        data = attrs.asdict(found, value_serializer=_listed)
-        sys.stdout.write(json.dumps({"summary": {"judge_check": data}}, indent=2) + "\n")
-    else:
-        sys.stdout.write(line(found) + "\n")
+    data = attrs.asdict(found, value_serializer=_listed)
+    written = json.dumps({"summary": {"judge_check": data}}, indent=2) + "\n"
+    if args.out is not None:
+        with open(args.out, "w", encoding="utf-8") as handle:
+            handle.write(written)
+    sys.stdout.write(written if args.output == "json" else line(found) + "\n")
     total = found.n + found.failed
     lost = "labelled pairs got no judge verdict" if kind == "A/B/tie" else "labelled rows got no judge score"
     if _failed_too_often(found.failed, total, args.max_failure_rate, lost):

@@ -64,6 +64,12 @@ def add_options(group: Any) -> None:
         help=f"--pairwise's prompt: {', '.join(TEMPLATES)} (default mt_bench), or a file holding one "
         "with {question}, {answer_a}, {answer_b} (and {reference})",
     )
+    group.add_argument(
+        "--judge-agreement",
+        metavar="FILE",
+        help="the judge's agreement with people that judge-check --out wrote: kappa and n shown beside "
+        "every score the judge produced (summary.judge_agreement)",
+    )
 
 
 def add_endpoint_options(group: Any) -> None:

@@ -1,6 +1,7 @@
 """Entry point of the cbench-judge plugin: registers its evaluators, options, auto-wire rules, the
 judged data sets (alpaca-eval, mt-bench), the ``pairwise`` and ``judge-check`` commands and the
-summary's ``pairwise`` section (``--pairwise``).
+summary's ``pairwise`` section (``--pairwise``) and ``judge_agreement`` section
+(``--judge-agreement``).
 
 Everything is named by lazy references, so listing evaluators or data sets imports neither httpx,
 the judges, the loaders nor ``datasets``.
@@ -177,6 +178,13 @@ def cbench_register_sections(register: Callable[[SectionSpec], None]) -> None:
             "pairwise",
             "cbench_judge.pairwise_section:section",
             "--pairwise: each system against --baseline by the judge, answers in both orders",
+        )
+    )
+    register(
+        SectionSpec(
+            "judge_agreement",
+            "cbench_judge.agreement_section:section",
+            "--judge-agreement: the judge's kappa against people beside every score it produced",
         )
     )
 

@@ -41,3 +41,6 @@ class JudgeSettings(Settings):
     #: (the summary's ``pairwise`` section), with ``--pairwise-template`` (None: ``mt_bench``).
     pairwise: bool = False
     pairwise_template: str | None = None
+    #: ``--judge-agreement FILE``: ``judge-check --out``'s agreement with people, carried beside the
+    #: judge's scores (the summary's ``judge_agreement`` section).
+    agreement: str | None = None
