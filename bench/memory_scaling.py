@@ -98,7 +98,7 @@ def _rows_in(out: Path, output: str) -> int:
 
 FLOOR = """
 import math, random, resource, sys
-import context_bench.cli.commands, context_bench.summary, context_bench.evaluators.answer
+import context_bench.cli._commands, context_bench._summary, context_bench.evaluators._answer
 from context_bench.columns import Columns
 from context_bench.records import EvalRow
 rng, columns = random.Random(7), Columns()

@@ -103,7 +103,7 @@ def conversations(count: int, questions: int) -> list[dict[str, Any]]:
 
 
 def evaluators(url: str) -> list[Any]:
-    from context_bench.evaluators.answer import AnswerQuality
+    from context_bench.evaluators._answer import AnswerQuality
 
     found: list[Any] = [AnswerQuality()]
     try:

@@ -37,8 +37,8 @@ class Area:
     mutations: tuple[Mutation, ...]
 
 
-SUMMARY = CORE + "summary.py"
-HTML = CORE + "reports/html.py"
+SUMMARY = CORE + "_summary.py"
+HTML = CORE + "reports/_html.py"
 
 GUARDS = (
     Area(
@@ -235,14 +235,14 @@ GUARDS = (
                 "if entry is None or entry.example_hash != example_hash:",
                 "if entry is None:",
             ),
-            Mutation("soft-failure-cached", CORE + "rowtask.py", "if record and not failure:", "if record:"),
+            Mutation("soft-failure-cached", CORE + "_rowtask.py", "if record and not failure:", "if record:"),
         ),
     ),
     Area(
         "html",
         ("tests/core/test_reports.py", "tests/core/test_html_report.py", "tests/core/test_html_paging.py"),
         (
-            Mutation("script-lt-unescaped", CORE + "reports/html_rows.py", '    ("<", "\\\\u003c"),\n', ""),
+            Mutation("script-lt-unescaped", CORE + "reports/_html_rows.py", '    ("<", "\\\\u003c"),\n', ""),
             Mutation("cell-unescaped", HTML, 'else f"<td>{escape(text)}</td>"', 'else f"<td>{text}</td>"'),
             Mutation(
                 "warnings-unescaped",
@@ -267,7 +267,7 @@ GUARDS = (
             ),
             Mutation(
                 "chart-label-unescaped",
-                CORE + "reports/svg.py",
+                CORE + "reports/_svg.py",
                 "y - 7, escape(p.system), anchor=",
                 "y - 7, p.system, anchor=",
             ),

@@ -34,7 +34,7 @@ GATES = (
 PAIRED = CORE + "metrics/paired.py"
 INTERVALS = CORE + "metrics/intervals.py"
 INTERVAL = CORE + "metrics/interval.py"
-AGGREGATE = CORE + "metrics/aggregate.py"
+AGGREGATE = CORE + "metrics/_aggregate.py"
 DIRECTION = CORE + "direction.py"
 
 VERDICTS = (

@@ -31,8 +31,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from context_bench import EvalResult, EvalRow, RowError
-from context_bench.reports import html_rows, render
-from context_bench.summary import Summarizer
+from context_bench._summary import Summarizer
+from context_bench.reports import _html_rows as html_rows
+from context_bench.reports import render
 
 WORDS = "the a of city river paris london capital answer model context memory token north south".split()
 GOAL = 2.0
@@ -134,7 +135,8 @@ def _browser():
 def paged(count: int, browse: bool) -> None:
     """The rows of a ``count``-row run to a rows file beside a page without them, against the JSONL
     report of the same rows; then the page over loopback HTTP in Chromium."""
-    from context_bench.reports import html, jsonl
+    from context_bench.reports import _html as html
+    from context_bench.reports import _jsonl as jsonl
 
     # the page's summary and audit come from the first 2,000 rows: what is timed here is the rows
     head = list(make_rows(2000))

@@ -59,7 +59,7 @@ def make_rows(path: Path, count: int) -> None:
 
 BARE_LOOP = """
 import json, sys
-from context_bench.evaluators.answer import AnswerQuality
+from context_bench.evaluators._answer import AnswerQuality
 evaluator = AnswerQuality()
 with open(sys.argv[1]) as handle:
     for line in handle:
@@ -74,7 +74,7 @@ with open(sys.argv[1]) as handle:
 # summary's sums are kept.  Both space collections as the runner does.
 FLOOR_LOOP = """
 import gc, json, sys
-from context_bench.evaluators.answer import AnswerQuality
+from context_bench.evaluators._answer import AnswerQuality
 from context_bench.plugins import get_host
 from context_bench.records import EvalRow
 get_host()
@@ -91,7 +91,7 @@ with open(sys.argv[1]) as handle:
 
 MINIMAL_RUNNER = """
 import gc, json, sys, time
-from context_bench.evaluators.answer import AnswerQuality
+from context_bench.evaluators._answer import AnswerQuality
 from context_bench.plugins import get_host
 from context_bench.records import EvalRow, RowError
 get_host()

@@ -29,7 +29,7 @@ RUN = """
 import sys
 from context_bench.cli import main
 if sys.argv[3] == "without":
-    from context_bench import figures, summary
+    from context_bench import figures, _summary as summary
     from context_bench.records import Cost, FrontierPlace, JudgeFigures, LatencyFigures, Passing, Tokens
 
     def bare(self, groups, *_):

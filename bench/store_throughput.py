@@ -51,7 +51,7 @@ import sys
 from context_bench import Output, RunConfig, evaluate
 from context_bench.datasets import read_file
 from context_bench.records import encode_compact
-from context_bench.reports import jsonl
+from context_bench.reports import _jsonl as jsonl
 
 rows, out, mode, url = sys.argv[1:5]
 with open(out, "w", encoding="utf-8") as handle:

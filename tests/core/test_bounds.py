@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from context_bench import PLUGIN_API_VERSION, EvaluatorSpec, hookimpl
+from context_bench._summary import Summarizer
 from context_bench.bounds import BOUNDS, FIGURES, flag_type
 from context_bench.cli import build_parser
 from context_bench.plugins import PluginHost
 from context_bench.records import EvalResult, EvalRow
 from context_bench.reports import formats, render
-from context_bench.summary import Summarizer
 from context_bench.testing import FakeServer, Reply, isolated_host, last_user_message
 
 #: The core's report formats (a host of the built-ins alone).
@@ -272,7 +272,7 @@ class HugePlugin:
 
 @pytest.fixture
 def huge_rows(qa, monkeypatch):
-    from context_bench.cli import app
+    from context_bench.cli import _app as app
 
     def host_with_huge(argv):
         host = PluginHost()

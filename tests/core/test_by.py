@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from context_bench.by import By, by_options
+from context_bench._by import By, by_options
 from context_bench.errors import UsageError
 
 _spec = importlib.util.spec_from_file_location("cbench_browser", Path(__file__).parents[1] / "browser.py")

@@ -201,7 +201,7 @@ def test_p_after_run_disables_the_plugin_for_the_run_and_its_run_file(capsys, tm
 
 
 def test_words_after_a_double_dash_are_not_plugin_flags():
-    from context_bench.cli.argv import plugin_flags
+    from context_bench.cli._argv import plugin_flags
 
     assert plugin_flags(["run", "-p", "no:a", "--", "-p", "x"]) == (["a"], ["run", "--", "-p", "x"])
     with pytest.raises(UsageError, match="-p takes no:NAME"):

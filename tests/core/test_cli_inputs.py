@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from context_bench.cli import inputs as cli_inputs
+from context_bench.cli import _inputs as cli_inputs
 from context_bench.cli import main
 from context_bench.runner import ID_KEYS
 from context_bench.testing import FakeServer, last_user_message
@@ -181,7 +181,7 @@ def test_the_id_keys_are_the_runners():
 @pytest.mark.parametrize("listed", ["gsm8k_test", "GSM8K"])
 def test_a_rule_limited_to_data_sets_takes_either_name_of_a_split_file(listed):
     from context_bench import AutowireRule, EvaluatorSpec, hookimpl
-    from context_bench.autowire import Wirer
+    from context_bench._autowire import Wirer
     from context_bench.testing import isolated_host
 
     class Echo:

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from context_bench.cli import RunOptions, build_parser, main
-from context_bench.cli.run_options import DEFAULT_CALL_TIMEOUT
+from context_bench.cli._run_options import DEFAULT_CALL_TIMEOUT
 from context_bench.datasets import MAX_ROW_BYTES
 from context_bench.testing import FakeServer, isolated_host
 

@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from context_bench.cli import main
-from context_bench.cli.system_flags import SystemSettings, bind_systems
+from context_bench.cli._system_flags import SystemSettings, bind_systems
 from context_bench.errors import UsageError
 from context_bench.testing import FakeServer, last_user_message
 
@@ -334,7 +334,7 @@ def _documented_runs():
 @pytest.mark.parametrize("doc, argv", list(_documented_runs()))
 def test_every_documented_run_command_reads_one_way(doc, argv):
     from context_bench.cli import build_parser
-    from context_bench.cli.run_file import resolve_run
+    from context_bench.cli._run_file import resolve_run
     from context_bench.plugins import get_host
 
     systems = resolve_run(build_parser(get_host()).parse_args(argv)).systems
@@ -345,7 +345,7 @@ def test_the_documented_run_file_reads(tmp_path):
     import re
     from pathlib import Path
 
-    from context_bench.cli.run_file import systems_from_file
+    from context_bench.cli._run_file import systems_from_file
 
     text = (Path(__file__).resolve().parents[2] / "docs" / "endpoints.md").read_text()
     (block,) = re.findall(r"```json\n(.*?)```", text, re.S)

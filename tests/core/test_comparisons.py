@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
+from context_bench._summary import Summarizer
 from context_bench.analysis import Analysis
 from context_bench.prices import Price, Prices
 from context_bench.records import EvalRow, RowError
-from context_bench.summary import Summarizer
 
 
 def row(system, example, f1, *, tokens=(100.0, 10.0), cost=None, dataset="qa", **more):

@@ -19,7 +19,7 @@ TESTS = """
 import pytest
 
 from context_bench import evaluate
-from context_bench.cli.run_options import RunOptions
+from context_bench.cli._run_options import RunOptions
 
 ROWS = [{"id": "1", "answer": "Paris", "response": "Paris"}]
 

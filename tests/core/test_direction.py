@@ -33,6 +33,7 @@ from context_bench import (
     evaluate,
     hookimpl,
 )
+from context_bench._summary import Summarizer
 from context_bench.analysis import Analysis
 from context_bench.assertions import ScoreAssertionError, assert_scores
 from context_bench.cli import main
@@ -41,7 +42,6 @@ from context_bench.figures import frontier
 from context_bench.gates import Gates, WorseGate
 from context_bench.metrics import CostOfPass, MeanScore, PassRate
 from context_bench.records import Comparison
-from context_bench.summary import Summarizer
 from context_bench.testing import FakeServer, isolated_host
 
 _spec = importlib.util.spec_from_file_location("cbench_browser", Path(__file__).parents[1] / "browser.py")
@@ -476,7 +476,7 @@ def test_the_row_metrics_read_a_lower_is_better_field_when_told():
 def test_key_figures_say_each_fields_pass_where_the_primary_scores_point_both_ways():
     """Two data sets, one headed by profanity (0.5 passes at most 0.7) and one by f1 (0.5 fails
     at least 0.7): the title says both signs and each score is marked in its row."""
-    from context_bench.reports.figure_sections import key_figures
+    from context_bench.reports._figure_sections import key_figures
 
     rows = [
         EvalRow("s", "chat", "r0", scores={"profanity": 0.5}),

@@ -10,12 +10,12 @@ import re
 import pytest
 
 from context_bench import EvalResult, EvalRow, Output, RowError, RunConfig, Scope, evaluate
+from context_bench._summary import Summarizer
 from context_bench.cli import main
 from context_bench.direction import Directions
 from context_bench.gates import Gates
 from context_bench.metrics import MeanScore
 from context_bench.reports import View, render
-from context_bench.summary import Summarizer
 from context_bench.systems import OpenAIProxy
 from context_bench.testing import FakeServer, Reply, isolated_host, last_user_message
 

@@ -12,7 +12,7 @@ import pytest
 
 from context_bench import ExecutorSpec, Output, RunConfig, UsageError, evaluate, hookimpl
 from context_bench.cli import RunOptions, add_run_options
-from context_bench.cli.app import main
+from context_bench.cli._app import main
 from context_bench.execution import EvalRow, LocalExecutor, RowTask, run_row
 from context_bench.plugins import PluginHost, PluginWarning
 from context_bench.testing import isolated_host

@@ -21,8 +21,8 @@ from context_bench import (
     evaluate,
     hookimpl,
 )
+from context_bench._rowtask import run_row
 from context_bench.progress import Progress
-from context_bench.rowtask import run_row
 from context_bench.testing import isolated_host
 
 QUIET = RunConfig(output=Output(progress=False))

@@ -9,13 +9,14 @@ import attrs
 import pytest
 
 from context_bench import UsageError
+from context_bench._summary import Summarizer
 from context_bench.analysis import Analysis
 from context_bench.cli import main
 from context_bench.figures import frontier
 from context_bench.prices import Price, Prices
 from context_bench.records import EvalResult, EvalRow, RowError
-from context_bench.reports import View, table
-from context_bench.summary import Summarizer
+from context_bench.reports import View
+from context_bench.reports import _table as table
 
 
 def run_cli(capsys, *argv):

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from context_bench import EvalResult, EvalRow
-from context_bench.reports import html, render
+from context_bench.reports import _html as html
+from context_bench.reports import render
 
 _spec = importlib.util.spec_from_file_location("cbench_browser", Path(__file__).parents[1] / "browser.py")
 browser = importlib.util.module_from_spec(_spec)

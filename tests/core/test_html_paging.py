@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from context_bench import EvalResult, EvalRow
+from context_bench._summary import Summarizer
 from context_bench.cli import main
-from context_bench.reports import html
-from context_bench.reports.html_rows import PAGE, RowEncoder
-from context_bench.summary import Summarizer
+from context_bench.reports import _html as html
+from context_bench.reports._html_rows import PAGE, RowEncoder
 
 _spec = importlib.util.spec_from_file_location("cbench_browser", Path(__file__).parents[1] / "browser.py")
 browser = importlib.util.module_from_spec(_spec)

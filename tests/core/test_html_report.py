@@ -14,11 +14,12 @@ import attrs
 import pytest
 
 from context_bench import EvalResult, EvalRow, RowError
+from context_bench._summary import Summarizer
 from context_bench.records import Summary
-from context_bench.reports import html, render
-from context_bench.reports.html import headline_field
-from context_bench.reports.html_rows import PAGE, TEXT_LIMIT, RowEncoder
-from context_bench.summary import Summarizer
+from context_bench.reports import _html as html
+from context_bench.reports import render
+from context_bench.reports._html import headline_field
+from context_bench.reports._html_rows import PAGE, TEXT_LIMIT, RowEncoder
 
 _spec = importlib.util.spec_from_file_location("cbench_browser", Path(__file__).parents[1] / "browser.py")
 browser = importlib.util.module_from_spec(_spec)

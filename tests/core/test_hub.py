@@ -213,7 +213,7 @@ def test_load_rows_reads_any_source_from_the_mirror(hub):
 
 
 def test_a_broken_record_is_one_line_not_a_traceback(hub, monkeypatch, capsys):
-    from context_bench.catalog import _sources
+    from context_bench._catalog import _sources
 
     monkeypatch.setitem(
         _sources.QA, "squad", HubSource("allenai/winogrande", config="winogrande_xl", split="validation")

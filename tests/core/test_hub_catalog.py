@@ -9,7 +9,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from context_bench.autowire import Wirer
+from context_bench._autowire import Wirer
 from context_bench.datasets import load
 from context_bench.testing import isolated_host, offline_hub
 
@@ -172,7 +172,7 @@ def host(monkeypatch, tmp_path):
 
 
 def test_every_qa_and_choice_name_has_a_case():
-    from context_bench.catalog import choice, qa
+    from context_bench._catalog import choice, qa
 
     assert {spec.name for spec in [*qa.SPECS, *choice.SPECS]} == set(CASES)
 

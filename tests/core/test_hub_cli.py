@@ -83,7 +83,7 @@ def test_listing_imports_neither_datasets_nor_any_loader():
         "host = PluginHost(); host.ensure_loaded()\n"
         "specs = [spec for _, spec in host.datasets().values()]\n"
         "loaders = {s.loader.partition(':')[0] for s in specs if isinstance(s.loader, str)}\n"
-        "assert 'context_bench.hub.qa' in loaders and 'context_bench.hub.choice' in loaders\n"
+        "assert 'context_bench.hub._qa' in loaders and 'context_bench.hub._choice' in loaders\n"
         "heavy = [m for m in sys.modules if m.split('.')[0] in ('datasets', 'huggingface_hub', 'pyarrow')\n"
         "         or m in loaders]\n"
         "assert not heavy, heavy\n"

@@ -299,7 +299,7 @@ def _group(system, dataset, own, metered, counted=None):
 
 
 def test_the_meters_counts_are_read_only_where_every_system_on_the_data_set_has_them():
-    from context_bench.measured import sourced
+    from context_bench._measured import sourced
 
     columns = {
         ("base", "a"): _group("base", "a", [100, 100], [100, 100]),
@@ -341,7 +341,7 @@ def test_the_meters_counts_are_read_only_where_every_system_on_the_data_set_has_
     ],
 )
 def test_a_discrepancy_is_an_own_count_more_than_5_percent_off_the_meters(own, metered, listed):
-    from context_bench.measured import discrepancies
+    from context_bench._measured import discrepancies
 
     found = discrepancies({("s", "d"): _group("s", "d", own, metered)})
     assert bool(found) is listed

@@ -8,11 +8,11 @@ import attrs
 import pytest
 
 from context_bench import Analysis, EvalRow, Output, RunConfig, evaluate
+from context_bench._summary import Summarizer
 from context_bench.direction import Directions
 from context_bench.metrics import CostOfPass, Latency, MeanScore, PassRate, percentile
-from context_bench.metrics.aggregate import latency_figures
+from context_bench.metrics._aggregate import latency_figures
 from context_bench.records import LatencyFigures
-from context_bench.summary import Summarizer
 from context_bench.testing import isolated_host
 
 

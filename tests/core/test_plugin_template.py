@@ -16,7 +16,7 @@ import pytest
 
 from context_bench import EvaluatorSpec, hookimpl
 from context_bench.cli import main
-from context_bench.cli.new_plugin import names
+from context_bench.cli._new_plugin import names
 from context_bench.testing import FakeServer, isolated_host
 
 FILES = [

@@ -14,7 +14,7 @@ import pytest
 
 import context_bench
 from context_bench import providers as providers_module
-from context_bench.autowire import Wirer
+from context_bench._autowire import Wirer
 from context_bench.errors import EvaluatorNotFound, UsageError
 from context_bench.providers import ForeignFile, Providers, providers
 from context_bench.testing import isolated_host
@@ -147,7 +147,7 @@ def test_the_hints_come_from_the_file(monkeypatch):
         context_bench.frob_memory  # noqa: B018
     with pytest.raises(AttributeError):
         context_bench.evaluate_memory  # noqa: B018 - not in this file
-    from context_bench.cli.inputs import Inputs
+    from context_bench.cli._inputs import Inputs
 
     with pytest.raises(
         UsageError,

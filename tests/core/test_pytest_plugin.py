@@ -41,13 +41,13 @@ def server():
 
 def test_the_entry_point_registers_the_plugin():
     found = {ep.name: ep.value for ep in entry_points(group="pytest11")}
-    assert found.get("context_bench") == "context_bench.pytest_plugin"
+    assert found.get("context_bench") == "context_bench._pytest_plugin"
 
 
 def test_import_context_bench_imports_no_pytest():
     code = (
         "import sys, context_bench; "
-        "print('pytest' in sys.modules, 'context_bench.pytest_plugin' in sys.modules)"
+        "print('pytest' in sys.modules, 'context_bench._pytest_plugin' in sys.modules)"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60

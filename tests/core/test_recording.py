@@ -1,4 +1,4 @@
-"""Every ``run`` and ``score`` records itself in the store (cli/recording.py): the bundled sample's
+"""Every ``run`` and ``score`` records itself in the store (cli/_recording.py): the bundled sample's
 ``score`` read back with the same summary as its JSON report, ``--tag``, ``--store none``, a store
 that cannot be written a warning with the run's own status, an unreachable PostgreSQL one line
 with no password, and a run killed with kill -9 then resumed with ``--cache-dir`` one record with

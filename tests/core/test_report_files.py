@@ -10,14 +10,14 @@ import os
 import pytest
 
 from context_bench import EvalResult, EvalRow, Output, RowError, RunConfig, UsageError
+from context_bench._encodable import repair_text as encodable
+from context_bench._summary import Summarizer
 from context_bench.cli import RunOptions, emit, main
-from context_bench.encodable import repair_text as encodable
 from context_bench.files import atomic_write_text
 from context_bench.metadata import describe_system, run_metadata
 from context_bench.records import GroupSummary, Summary
 from context_bench.reports import View, formats, render
 from context_bench.secrets import redact, redact_command
-from context_bench.summary import Summarizer
 from context_bench.systems import OpenAIProxy
 from context_bench.testing import isolated_host
 

@@ -195,7 +195,7 @@ def test_the_documented_plan_is_what_a_report_gets(monkeypatch):
     import re
     from pathlib import Path
 
-    from context_bench.cli.report_plan import plan
+    from context_bench.cli._report_plan import plan
 
     text = (Path(__file__).parents[2] / "docs" / "ci.md").read_text(encoding="utf-8")
     (shown,) = re.findall(r"```text\n(.*?)```", text, re.S)

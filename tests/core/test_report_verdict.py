@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from context_bench.records import Comparison
+from context_bench.reports._verdict import Verdict, significance
 from context_bench.reports.numbers import interval, money, p_value, ratio
-from context_bench.reports.verdict import Verdict, significance
 
 
 def write(path, rows):

@@ -19,7 +19,7 @@ from context_bench.records import (
     SystemSummary,
 )
 from context_bench.reports import View, formats, render
-from context_bench.reports.sections import figure, score
+from context_bench.reports._sections import figure, score
 from context_bench.testing import isolated_host
 
 #: The core's report formats (a host of the built-ins alone).

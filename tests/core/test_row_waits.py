@@ -14,8 +14,8 @@ import time
 import pytest
 
 from context_bench import evaluate
+from context_bench._executor import WAIT_THRESHOLD, WAITING_ROWS, RowWaits
 from context_bench.config import Limits, Output, RunConfig, Scope
-from context_bench.executor import WAIT_THRESHOLD, WAITING_ROWS, RowWaits
 from context_bench.fake_server import FakeServer, Reply
 from context_bench.systems import OpenAIProxy
 from context_bench.testing import isolated_host
@@ -132,7 +132,7 @@ class Spends:
 
 
 def run(monkeypatch, evaluator: Spends, call_timeout: float | None, rows: int = 300):
-    import context_bench.executor as executor
+    import context_bench._executor as executor
 
     if evaluator.clock is not None:  # else the real one
         monkeypatch.setattr(executor, "row_clock", evaluator.clock)
@@ -191,7 +191,7 @@ def test_with_the_real_clock_rows_that_sleep_start_every_worker(monkeypatch, cal
 
 
 def test_with_the_real_clock_rows_that_compute_stay_in_the_calling_thread(monkeypatch):
-    import context_bench.executor as executor
+    import context_bench._executor as executor
 
     # a generous threshold: this machine's load must not make the test flaky (the rule's own cases
     # are the fake clock's, above)

@@ -200,7 +200,7 @@ def test_old_keywords_give_the_same_run_and_warn_by_name():
 
 
 def test_a_list_as_the_third_argument_is_the_evaluators_of_earlier_releases():
-    from context_bench.evaluators.answer import AnswerQuality
+    from context_bench.evaluators._answer import AnswerQuality
 
     with pytest.warns(DeprecationWarning, match="evaluators as the third argument, progress= are deprecated"):
         result = evaluate(None, ROWS, [AnswerQuality()], host=isolated_host(), progress=False)

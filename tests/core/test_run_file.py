@@ -299,7 +299,7 @@ class Capitals:
 
 
 def test_a_registered_data_sets_config_split_and_limit_reach_its_loader(capsys, server, workdir, monkeypatch):
-    from context_bench.cli import app
+    from context_bench.cli import _app as app
     from context_bench.plugins import PluginHost
 
     def host_with_capitals(argv):

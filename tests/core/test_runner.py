@@ -10,7 +10,7 @@ import threading
 import pytest
 
 from context_bench import EvalResult, Limits, Output, RunConfig, Scope, Scores, evaluate
-from context_bench.summary import Summarizer
+from context_bench._summary import Summarizer
 from context_bench.systems import OpenAIProxy
 from context_bench.testing import FakeServer, Reply, isolated_host, last_user_message
 

@@ -8,11 +8,11 @@ import subprocess
 
 import pytest
 
+from context_bench._summary import Summarizer
 from context_bench.errors import UsageError
 from context_bench.records import EvalRow, RowError
-from context_bench.reports.jsonl import line
+from context_bench.reports._jsonl import line
 from context_bench.store import open_store
-from context_bench.summary import Summarizer
 
 DATE = "2026-11-20T09:00:00+00:00"
 
@@ -45,8 +45,8 @@ def record(store, rows, tags=(), date=DATE, config=None, kind="run", resume=Fals
 def test_the_run_lists_verdict_is_the_reports_first_line_with_the_rest_counted():
     """Two systems on two data sets, one row of new's errored: the line is the report's first
     verdict line word for word, then the other data set's line counted, then the errored rows."""
-    from context_bench.reports.verdict import verdicts
-    from context_bench.store.figures import verdict
+    from context_bench.reports._verdict import verdicts
+    from context_bench.store._figures import verdict
 
     down = [RowError("system", "new", "ConnectionError", "down")]
     rows = [row(n, system=s, dataset=d) for s in ("base", "new") for d in ("qa", "nq") for n in range(3)]
@@ -76,7 +76,7 @@ def test_a_run_is_read_back_as_it_was_recorded(store):
         5,
         0,
     )
-    # the report's first line, word for word (reports/verdict.py): 2 of 5, Wilson's interval
+    # the report's first line, word for word (reports/_verdict.py): 2 of 5, Wilson's interval
     assert info.verdict == "sys on qa: f1 0.400 [0.12, 0.77], 5 rows"
     full = store.run(run_id)
     assert full.config == {"model": "m"}  # the key never reaches the store
@@ -96,7 +96,7 @@ def test_rows_are_paged_in_run_order(store):
 
 
 def test_streaming_reads_every_row_in_chunks(store, monkeypatch):
-    import context_bench.store.reading as reading
+    import context_bench.store._reading as reading
 
     monkeypatch.setattr(reading, "CHUNK", 4)
     run_id = record(store, [row(n) for n in range(10)])

@@ -6,12 +6,12 @@ from __future__ import annotations
 
 import pytest
 
-import context_bench.store.schema as schema
+import context_bench.store._schema as schema
 from context_bench.cli import main
 from context_bench.errors import UsageError
 from context_bench.records import EvalRow
 from context_bench.store import SCHEMA, open_store, store_url
-from context_bench.store.database import connect
+from context_bench.store._database import connect
 
 
 def _rows(n: int) -> list[EvalRow]:

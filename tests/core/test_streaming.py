@@ -12,15 +12,15 @@ import threading
 import pytest
 
 from context_bench import Limits, Output, RunConfig, evaluate
-from context_bench.cli import inputs as cli_inputs
-from context_bench.cli.app import main
-from context_bench.compact import Ids, IdSet
-from context_bench.executor import LocalExecutor
+from context_bench._compact import Ids, IdSet
+from context_bench._executor import LocalExecutor
+from context_bench._rowtask import RowTask
+from context_bench._summary import Summarizer
+from context_bench.cli import _inputs as cli_inputs
+from context_bench.cli._app import main
 from context_bench.records import EvalRow, RowError, encode_row
-from context_bench.reports import json as json_report
-from context_bench.reports import jsonl
-from context_bench.rowtask import RowTask
-from context_bench.summary import Summarizer
+from context_bench.reports import _json as json_report
+from context_bench.reports import _jsonl as jsonl
 from context_bench.testing import isolated_host
 
 ROWS = [{"id": str(i), "answer": "Paris", "response": "Paris" if i % 3 else "Rome"} for i in range(30)]
@@ -110,7 +110,7 @@ def test_the_summarizer_counts_row_by_row_and_fills_failed_rows_in_its_columns()
 
 
 def test_distinct_error_messages_are_capped(monkeypatch):
-    import context_bench.summary as summary_module
+    import context_bench._summary as summary_module
 
     monkeypatch.setattr(summary_module, "MESSAGE_KINDS", 3)
     rows = [_row(i, errors=[RowError("system", "s", "ValueError", f"bad {i}")]) for i in range(10)]
@@ -189,7 +189,7 @@ def test_a_failed_streamed_run_leaves_the_earlier_report(monkeypatch, tmp_path, 
     def broken(row):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr("context_bench.reports.jsonl.line", broken)
+    monkeypatch.setattr("context_bench.reports._jsonl.line", broken)
     with pytest.raises(RuntimeError):
         main(["score", str(qa_file), "--output", "jsonl", "--out", str(out), "--no-progress"])
     assert out.read_text() == "earlier\n"

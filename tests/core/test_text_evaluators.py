@@ -9,10 +9,10 @@ import sys
 import pytest
 
 from context_bench import Evaluator
-from context_bench.evaluators.answer import AnswerQuality
-from context_bench.evaluators.choice import MultipleChoiceAccuracy, extract_choice
-from context_bench.evaluators.nli import NLILabelMatch, extract_label, gold_label
-from context_bench.evaluators.summarization import SummarizationQuality
+from context_bench.evaluators._answer import AnswerQuality
+from context_bench.evaluators._choice import MultipleChoiceAccuracy, extract_choice
+from context_bench.evaluators._nli import NLILabelMatch, extract_label, gold_label
+from context_bench.evaluators._summarization import SummarizationQuality
 
 ALL_ZERO = {"f1": 0.0, "exact_match": 0.0, "recall": 0.0, "contains": 0.0}
 ALL_ONE = {"f1": 1.0, "exact_match": 1.0, "recall": 1.0, "contains": 1.0}
@@ -335,7 +335,7 @@ def test_summarization_pickle_keeps_the_setting():
 
 def test_rouge_score_is_not_imported_with_the_module():
     code = (
-        "import sys, context_bench, context_bench.evaluators.summarization as s;"
+        "import sys, context_bench, context_bench.evaluators._summarization as s;"
         "assert 'rouge_score' not in sys.modules and 'nltk' not in sys.modules;"
         "s.SummarizationQuality(); assert 'rouge_score' in sys.modules"
     )

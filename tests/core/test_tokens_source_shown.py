@@ -12,7 +12,7 @@ import pytest
 
 from context_bench.cli import main
 from context_bench.records import GroupSummary, Summary
-from context_bench.reports.figure_sections import key_figures
+from context_bench.reports._figure_sections import key_figures
 from context_bench.testing import FakeServer, Reply
 
 _spec = importlib.util.spec_from_file_location("cbench_browser", Path(__file__).parents[1] / "browser.py")

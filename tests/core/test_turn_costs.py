@@ -18,14 +18,14 @@ import attrs
 import httpx
 import pytest
 
+from context_bench._turn_costs import cost_per_turn, paired_cost_per_turn, stops_paying_from
 from context_bench.cli import main
 from context_bench.meter import Meter, MeterCall, Metered, Usage
 from context_bench.metering import ROW_HEADER, TURN_HEADER
 from context_bench.prices import Price
 from context_bench.records import Comparison, GroupSummary, Summary
-from context_bench.reports import turn_sections
+from context_bench.reports import _turn_sections as turn_sections
 from context_bench.testing import FakeServer, Reply, free_port
-from context_bench.turn_costs import cost_per_turn, paired_cost_per_turn, stops_paying_from
 
 
 def _load(name: str, file: str) -> Any:

@@ -7,7 +7,7 @@ import json
 
 from context_bench import Limits, Output, RunConfig, Scope, evaluate
 from context_bench.cli import main
-from context_bench.evaluators.answer import AnswerQuality
+from context_bench.evaluators._answer import AnswerQuality
 from context_bench.systems import OpenAIProxy
 from context_bench.testing import FakeServer, isolated_host, last_user_message
 

@@ -15,13 +15,13 @@ import pytest
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
+from context_bench._summary import Summarizer
 from context_bench.analysis import Analysis
 from context_bench.comparisons import verdict
 from context_bench.gates import GATE_FAILED, OK, Gates
 from context_bench.metrics.intervals import Estimate, data_seed, estimate, finite, wilson
 from context_bench.metrics.paired import mdd, paired
 from context_bench.records import EvalResult, EvalRow
-from context_bench.summary import Summarizer
 
 
 def resampled_means(values, weights=None):

@@ -356,7 +356,7 @@ def _check_data_set_file(ctx: Context) -> None:
 
 
 def _check_evaluator_file(ctx: Context) -> None:
-    from context_bench.protocols import Evaluator
+    from context_bench._protocols import Evaluator
 
     assert isinstance(ctx.ran.namespace["WordCountDiff"](), Evaluator)
 

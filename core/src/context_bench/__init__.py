@@ -6,6 +6,8 @@ imported, only when first used.
 
 from __future__ import annotations
 
+from ._protocols import Evaluator, Metric, System
+from ._scores import Scores
 from .errors import (
     AmbiguousEvaluator,
     ContextBenchError,
@@ -17,8 +19,6 @@ from .errors import (
 from .hookspecs import hookimpl
 from .lazy import import_target, lazy_getattr
 from .plugins import ENTRY_POINT_GROUP, PLUGIN_API_VERSION
-from .protocols import Evaluator, Metric, System
-from .scores import Scores
 from .specs import (
     AutowireRule,
     CommandSpec,

@@ -1,6 +1,6 @@
 """The reaper of one ``--command`` row: the process that starts the row's program and ends its tree.
 
-``context_bench.command_run`` starts it as ``python -I -S _reaper.py FD PROGRAM ARGV...`` in a
+``context_bench._command_run`` starts it as ``python -I -S _reaper.py FD PROGRAM ARGV...`` in a
 session of its own, once per row.  It is a script, not a module of the package: stdlib only, so it
 starts in a few milliseconds and sees nothing of the harness.  A subreaper is a property of one
 process, so each row gets its own: the harness runs many rows in threads, and a reaper shared by

@@ -10,10 +10,10 @@ from typing import Any
 
 import attrs
 
+from ._protocols import Metric
 from .bounds import bounded
 from .defaults import DEFAULT_ALPHA, DEFAULT_THRESHOLD
 from .prices import Price, Prices
-from .protocols import Metric
 
 
 # Named converters, not ``tuple``: a type checker reads a converter's parameter as the field's type in
@@ -38,7 +38,7 @@ class Analysis:
     are left out of its comparison (``allow_missing``) or count as its failures, prices, and each
     system's (or judge's) model (to find its price; one without is priced by its own name).
 
-    ``metrics`` are custom metrics computed from the rows (:class:`~context_bench.protocols.Metric`:
+    ``metrics`` are custom metrics computed from the rows (:class:`~context_bench._protocols.Metric`:
     the summary keeps the rows for them), ``breakdown`` the row ``meta`` keys the summary breaks
     the means down by, and ``exclude_errors`` makes the headline means those over scored rows
     (:attr:`~context_bench.records.Summary.exclude_errors`).  Numbers are held to their flag's
@@ -56,7 +56,7 @@ class Analysis:
     breakdown: tuple[str, ...] = attrs.field(default=(), converter=_keys)
     exclude_errors: bool = False
     #: ``--by``: the row fields each group's figures are given again per part of
-    #: (:class:`~context_bench.by.By`).
+    #: (:class:`~context_bench._by.By`).
     by: tuple[Any, ...] = attrs.field(default=(), converter=_parts)
 
     def field_of(self, fields: Iterable[str]) -> str | None:

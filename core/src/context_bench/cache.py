@@ -25,7 +25,7 @@ from typing import IO, Any
 
 import attrs
 
-from .encodable import LONE_SURROGATE, REPLACEMENT
+from ._encodable import LONE_SURROGATE, REPLACEMENT
 from .errors import UsageError
 from .identity import identity
 

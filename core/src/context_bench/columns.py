@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import attrs
 
-from .compact import Ids
+from ._compact import Ids
+from ._turn_costs import Turns, row_turns
 from .records import EvalRow
-from .turn_costs import Turns, row_turns
 
 if TYPE_CHECKING:
     from .direction import Direction
@@ -37,7 +37,7 @@ class Columns:
     summary added, so they count as its failures).
     """
 
-    ids: Ids = attrs.Factory(Ids)  # a list of str in a few bytes a row (context_bench.compact)
+    ids: Ids = attrs.Factory(Ids)  # a list of str in a few bytes a row (context_bench._compact)
     scores: dict[str, array] = attrs.Factory(dict)
     input_tokens: array = attrs.Factory(lambda: array("d"))
     output_tokens: array = attrs.Factory(lambda: array("d"))
@@ -55,7 +55,7 @@ class Columns:
     counted: array | None = None
     #: Each row's ``evidence_kept``, NaN where it has none; None until a row of the group has one.
     evidence: array | None = None
-    #: Each row's metered figures per turn of a conversation (:func:`~context_bench.turn_costs.row_turns`,
+    #: Each row's metered figures per turn of a conversation (:func:`~context_bench._turn_costs.row_turns`,
     #: empty for a row without); None until a row of the group has turns.
     turns: list[Turns] | None = None
     missing: int = 0

@@ -4,7 +4,7 @@ Any command-line agent can be evaluated this way: each row's prompt goes to the 
 standard input, its standard output is the response.  The program runs once per row, without a
 shell (the command is split like a shell would, but ``|`` or ``>`` mean nothing unless the user
 writes ``sh -c '...'``), in a session of its own whose whole tree ends with the row
-(:mod:`context_bench.command_run`).
+(:mod:`context_bench._command_run`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from .command_run import DEFAULT_MAX_OUTPUT_BYTES, OUTPUT_GRACE, Finished, run_program
+from ._command_run import DEFAULT_MAX_OUTPUT_BYTES, OUTPUT_GRACE, Finished, run_program
 from .metering import TURN_VARIABLE, current
 from .secrets import redact, redact_command
 from .systems import build_messages, conversation_turns, follow_up

@@ -21,10 +21,10 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ._turn_costs import paired_cost_per_turn, stops_paying_from
 from .evidence import EVIDENCE_DROPPED, EVIDENCE_KEPT, loss_cause
 from .metrics.paired import PairedTest, paired
 from .records import Comparison
-from .turn_costs import paired_cost_per_turn, stops_paying_from
 
 if TYPE_CHECKING:
     from .analysis import Analysis

@@ -14,8 +14,8 @@ from typing import Any, BinaryIO
 
 import attrs
 
+from ._encodable import repair
 from .defaults import DEFAULT_MAX_ROW_BYTES as MAX_ROW_BYTES
-from .encodable import repair
 from .errors import DatasetUnavailable, UsageError
 from .specs import resolve
 

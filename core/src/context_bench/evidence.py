@@ -102,7 +102,7 @@ def loss_cause(kept: float | None) -> str | None:
 def lost_rows(summary: Summary) -> dict[tuple[str, str], set[str]]:
     """Per (system, data set) whose rows mark evidence, the rows it lost against the baseline in
     its primary comparison (the loss audit's)."""
-    from .reports.verdict import primary
+    from .reports._verdict import primary
 
     return {key: set(c.lost) for key, c in primary(summary).items() if c.lost_by_cause is not None}
 

@@ -13,8 +13,8 @@ what a distributed executor runs on each of its workers.
 
 from __future__ import annotations
 
-from .executor import Executor, LocalExecutor, OnRow, executor_for
+from ._executor import Executor, LocalExecutor, OnRow, executor_for
+from ._rowtask import RowTask, run_row
 from .records import EvalRow, RowError
-from .rowtask import RowTask, run_row
 
 __all__ = ["EvalRow", "Executor", "LocalExecutor", "OnRow", "RowError", "RowTask", "executor_for", "run_row"]

@@ -13,11 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ._measured import cache_hit_share, discrepancies, sourced
+from ._turn_costs import cost_per_turn
 from .analysis import Analysis
 from .comparisons import baseline_of, compare, notes
 from .direction import HIGHER, Direction, Directions
-from .measured import cache_hit_share, discrepancies, sourced
-from .metrics.aggregate import latency_figures
+from .metrics._aggregate import latency_figures
 from .metrics.agreement import krippendorff_alpha
 from .metrics.intervals import estimate, finite
 from .prices import Price
@@ -32,7 +33,6 @@ from .records import (
     Passing,
     Tokens,
 )
-from .turn_costs import cost_per_turn
 
 if TYPE_CHECKING:
     from .columns import Columns
@@ -275,14 +275,14 @@ class RunFigures:
     baseline: str | None
     notes: list[str] = attrs.Factory(list)
     #: Each group's ``tokens_source`` and the groups whose own counts are off the meter's
-    #: (:mod:`context_bench.measured`).
+    #: (:mod:`context_bench._measured`).
     sources: dict[Key, str | None] = attrs.Factory(dict)
     discrepancies: list[Discrepancy] = attrs.Factory(list)
     #: Each group's share of input tokens served by the provider's cache (metered groups alone).
     cache_hit_shares: dict[Key, float | None] = attrs.Factory(dict)
     #: Each group's mean ``evidence_kept`` over its rows that mark evidence.
     evidence_retentions: dict[Key, float | None] = attrs.Factory(dict)
-    #: Each group's mean dollars per turn of a multi-turn replay (:mod:`context_bench.turn_costs`).
+    #: Each group's mean dollars per turn of a multi-turn replay (:mod:`context_bench._turn_costs`).
     turn_costs: dict[Key, list[float | None] | None] = attrs.Factory(dict)
 
 

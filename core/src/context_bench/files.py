@@ -22,7 +22,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from .encodable import repair_text
+from ._encodable import repair_text
 
 __all__ = ["atomic_write_text", "atomic_writer", "check_directory", "check_target", "written_through"]
 
@@ -45,7 +45,7 @@ def atomic_writer(path: str | os.PathLike[str], binary: bool = False) -> Iterato
     """A file to write ``path`` through, bit by bit (a report written as a run goes): a temporary
     file in the same directory, synced and renamed over ``path`` when the block ends, removed
     when it raises (``path`` is then as it was).  Text mode writes UTF-8; the text must be
-    encodable (see :func:`~context_bench.encodable.repair_text`)."""
+    encodable (see :func:`~context_bench._encodable.repair_text`)."""
     target = Path(os.path.realpath(path))  # through a symlink, not over it
     if written_through(target):
         with _through(target, binary) as file:

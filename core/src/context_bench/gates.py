@@ -26,8 +26,8 @@ from .direction import HIGHER, LOWER, Direction, named
 from .errors import UsageError
 
 if TYPE_CHECKING:  # the run's records load with the run, not with the command line's parser
+    from ._summary import Summarizer
     from .records import Comparison, EvalResult, EvalRow, GroupSummary, Summary
-    from .summary import Summarizer
 
 #: The exit statuses of a run command (README.md's table); when several apply, the first of
 #: ALL_ERRORED, USAGE, TOO_MANY_FAILURES, GATE_FAILED wins.
@@ -203,7 +203,7 @@ class Gates:
     max_failure_rate: float = DEFAULT_MAX_FAILURE_RATE
     fail_over: tuple[BoundGate, ...] = ()
     #: A sweep's floors on its safe operating point, and the swept settings ``--fail-if-worse``
-    #: leaves alone (those ``--gate-setting`` does not pick; cli/sweeps.py sets both).
+    #: leaves alone (those ``--gate-setting`` does not pick; cli/_sweeps.py sets both).
     operating_floors: tuple[OperatingFloor, ...] = ()
     ungated: frozenset[str] = frozenset()
 
@@ -307,8 +307,8 @@ class Gates:
     def _summarized(self, result: EvalResult) -> tuple[Summarizer, Summary]:
         """The run's summarizer and summary (made from its rows when it has none), compared with
         the gates' baseline."""
+        from ._summary import Summarizer
         from .analysis import Analysis
-        from .summary import Summarizer
 
         summarize, summary = result.summarize, result.summary
         if not isinstance(summarize, Summarizer) or summary is None:
@@ -464,7 +464,7 @@ def _bound(value: float | None) -> str:
 def failure_rates(rows: Sequence[EvalRow], limit: float) -> list[str]:
     """One line per system whose rows it could not answer (a system or an input error), and per
     evaluator that failed (a soft failure or an error) on the rows it was given, above ``limit``."""
-    from .summary import FailureCounts
+    from ._summary import FailureCounts
 
     counts = FailureCounts()
     for row in rows:

@@ -1,7 +1,7 @@
 """What a system learns of a run's meter (docs/savings.md).
 
 ``evaluate`` starts a :class:`~context_bench.meter.Meter` when ``config.metering`` names an
-upstream (:class:`~context_bench.run_meter.RunMeter`).  Each row gets a token; while the row's
+upstream (:class:`~context_bench._run_meter.RunMeter`).  Each row gets a token; while the row's
 system runs, :func:`current` gives it the meter's URL and the token (a :class:`MeterLink`):
 ``OpenAIProxy`` sends every request with the row header (through the meter when its endpoint is the
 meter's upstream), ``CommandSystem`` exports ``CBENCH_METER_URL`` and ``CBENCH_ROW`` to its

@@ -212,7 +212,7 @@ class PluginHost:
             if not self._discovered:
                 self._discovered = True
                 if self._builtin:
-                    from . import builtin
+                    from . import _builtin as builtin
 
                     self.register(builtin, name=BUILTIN, distribution=BUILTIN, version=_core_version())
                 if self.autoload:

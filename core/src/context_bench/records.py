@@ -241,7 +241,7 @@ class Comparison:
     #: A multi-turn replay's mean dollars at each turn (the first item turn 1) of the baseline's and
     #: the system's rows both reached it (``{"baseline": [...], "system": [...]}``), and the first
     #: turn from which the system's cumulative cost is above the baseline's to the end (None:
-    #: never, or no turns; :mod:`context_bench.turn_costs`).
+    #: never, or no turns; :mod:`context_bench._turn_costs`).
     cost_per_turn: dict[str, list[float | None]] | None = None
     stops_paying_from_turn: int | None = None
 
@@ -276,7 +276,7 @@ class FailedField:
 
 @attrs.frozen
 class ByPart:
-    """The rows of a group in one part of a ``--by`` field (:mod:`context_bench.by`), named
+    """The rows of a group in one part of a ``--by`` field (:mod:`context_bench._by`), named
     ``value``: the group's summary over them, and their comparisons with the baseline."""
 
     value: str
@@ -287,7 +287,7 @@ class ByPart:
 @attrs.frozen
 class Discrepancy:
     """A group whose own input tokens differ from what the meter measured by more than 5%, each
-    summed over the ``rows`` that have both (:mod:`context_bench.measured`)."""
+    summed over the ``rows`` that have both (:mod:`context_bench._measured`)."""
 
     system: str
     dataset: str
@@ -520,7 +520,7 @@ def _written(group: dict[str, Any]) -> None:
 
 
 class Summarize(Protocol):
-    """What summarizes a result's rows (the runner's :class:`~context_bench.summary.Summarizer`),
+    """What summarizes a result's rows (the runner's :class:`~context_bench._summary.Summarizer`),
     kept so ``filter``, ``merge``, ``summarized`` and ``analyzed`` can summarize again, each time
     by a fresh one (:meth:`again`) with its settings said; ``notices`` are the run's warnings that
     no row shows, ``exclude_errors`` picks the headline means (see

@@ -12,13 +12,16 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from .autowire import Wirer, Wiring
+from ._autowire import Wirer, Wiring
+from ._compact import IdSet
+from ._executor import Executor, executor_for
+from ._rowtask import SCORED_BY, RowTask, evaluator_name
+from ._run_meter import RunMeter, counted_input
+from ._summary import Summarizer
 from .cache import RunCache
-from .compact import IdSet
 from .config import RunConfig, from_deprecated
 from .datasets import Dataset, MalformedRow, RepairedRow
 from .evidence import lost_rows, mark_losses
-from .executor import Executor, executor_for
 from .fail_fast import FailFast
 from .identity import content_hash, identity
 from .metadata import describe_system
@@ -27,10 +30,7 @@ from .progress import Progress
 from .records import EvalResult, EvalRow, RowError
 from .repeats import merged
 from .rowcheck import FIGURES, figure_problem
-from .rowtask import SCORED_BY, RowTask, evaluator_name
-from .run_meter import RunMeter, counted_input
 from .specs import RUN_KINDS, SectionBuilder, resolve
-from .summary import Summarizer
 
 if TYPE_CHECKING:
     from .token_count import Tokenizer
@@ -344,7 +344,7 @@ def evaluate(
     A big run streams: rows given as an iterator (not a list) are read as the run draws them, and
     with ``config.output.stream`` each finished row is handed to it in task order instead of kept,
     so the result has no rows, only the summary (its running sums and per-row columns, see
-    :class:`~context_bench.summary.Summarizer`).
+    :class:`~context_bench._summary.Summarizer`).
 
     The keywords of earlier releases (``evaluators=``, ``max_concurrency=``, ``progress=``, ...,
     and ``run=``, ``cache=``, ``finish_row=``) still work for one release, with a

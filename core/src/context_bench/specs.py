@@ -13,7 +13,7 @@ from .direction import HIGHER, LOWER
 from .errors import UsageError
 
 if TYPE_CHECKING:
-    from .executor import Executor
+    from ._executor import Executor
     from .records import EvalRow
     from .summary_sections import SummarySection
 

@@ -28,9 +28,9 @@ from typing import Any
 
 import attrs
 
+from ._protocols import Evaluator
 from .lazy import lazy_getattr
 from .plugins import PluginHost, PluginInfo
-from .protocols import Evaluator
 from .settings import Settings
 from .specs import resolve
 
@@ -119,7 +119,7 @@ def scored_by_name(
 ) -> tuple[list[str], dict[str, float]]:
     """What the data set ``name`` wires for ``row`` (its evaluators' class names, sorted) and what
     they score ``response``: a plugin checks the data sets it registers end to end with it."""
-    from .autowire import Wirer
+    from ._autowire import Wirer
 
     evaluators = Wirer(host or isolated_host()).wire(name).for_row(row)
     scores: dict[str, float] = {}

@@ -82,7 +82,7 @@ def test_a_named_file_wins_over_the_hub(hub, prompts_file, monkeypatch):
 
 
 def test_hub_rows_are_wired_and_scored(hub):
-    from context_bench.autowire import Wirer
+    from context_bench._autowire import Wirer
     from context_bench.plugins import get_host
 
     row = load_ifeval()[1]

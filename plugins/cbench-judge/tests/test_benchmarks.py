@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from context_bench import UsageError
-from context_bench.autowire import Wirer
+from context_bench._autowire import Wirer
 from context_bench.datasets import load
 from context_bench.plugins import PluginHost
 from context_bench.testing import FakeServer, last_user_message, offline_hub

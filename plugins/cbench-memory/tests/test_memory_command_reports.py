@@ -121,7 +121,7 @@ def test_the_report_names_the_systems_and_the_command(world, fixtures, tmp_path,
 def test_a_memory_run_is_summarized_once_priced_by_its_model(world, fixtures, capsys, monkeypatch):
     """The relay's model prices the run from its first summary, which emit does not make again
     (it did: the flags' settings lacked the memory figures the run added, so they never matched)."""
-    from context_bench.summary import Summarizer
+    from context_bench._summary import Summarizer
 
     finished = []
     finish = Summarizer.finish

@@ -11,7 +11,7 @@ from cbench_memory.layout import memory_rows
 from cbench_memory.loaders import load_locomo, load_longmemeval, load_memory
 from cbench_memory.oolong import answer_text, load_oolong
 from context_bench import UsageError
-from context_bench.autowire import Wirer
+from context_bench._autowire import Wirer
 from context_bench.plugins import PluginHost
 from context_bench.testing import FakeServer, offline_hub
 

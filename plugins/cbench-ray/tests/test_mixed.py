@@ -14,8 +14,8 @@ import pytest
 from cbench_judge.testing import memory_verdict
 from cbench_ray.executor import RayExecutor
 from context_bench import Output, RunConfig, UsageError, evaluate
-from context_bench.cli.app import main
-from context_bench.cli.commands import sample_path
+from context_bench.cli._app import main
+from context_bench.cli._commands import sample_path
 from context_bench.testing import FakeServer, last_user_message
 
 

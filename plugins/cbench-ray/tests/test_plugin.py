@@ -8,7 +8,7 @@ import sys
 
 import cbench_ray.plugin
 from cbench_ray.executor import RayExecutor
-from context_bench.cli.app import main
+from context_bench.cli._app import main
 from context_bench.testing import check_plugin
 
 
@@ -42,7 +42,7 @@ def test_a_bad_batch_size_is_refused_before_any_row_runs(capsys):
 
 def test_listing_and_parsing_import_no_ray():
     code = (
-        "import sys; from context_bench.cli.app import main; main(['plugins']); "
+        "import sys; from context_bench.cli._app import main; main(['plugins']); "
         "assert 'ray' not in sys.modules, 'ray was imported'"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from context_bench._summary import Summarizer
 from context_bench.records import EvalRow, RowError
 from context_bench.store import open_store
-from context_bench.summary import Summarizer
 
 _spec = importlib.util.spec_from_file_location(
     "cbench_browser", Path(__file__).parents[3] / "tests" / "browser.py"

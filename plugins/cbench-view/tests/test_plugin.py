@@ -27,7 +27,7 @@ def test_plugins_lists_the_command(capsys):
 
 def test_listing_and_parsing_import_no_web_framework():
     code = (
-        "import sys; from context_bench.cli.app import main; main(['plugins']); "
+        "import sys; from context_bench.cli._app import main; main(['plugins']); "
         "assert not {'starlette', 'uvicorn'} & set(sys.modules), 'a web framework was imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)

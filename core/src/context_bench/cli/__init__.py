@@ -13,12 +13,12 @@ the store as ``run`` and ``score`` do (``--store``, ``--tag``, which :func:`add_
 
 from __future__ import annotations
 
-from .app import build_parser, main, with_default_command
-from .commands import sample_path
-from .gating import emit
-from .history import add_store_option
-from .recording import Recording
-from .run_options import RunOptions, add_run_options, check_reachable
+from ._app import build_parser, main, with_default_command
+from ._commands import sample_path
+from ._gating import emit
+from ._history import add_store_option
+from ._recording import Recording
+from ._run_options import RunOptions, add_run_options, check_reachable
 
 __all__ = [
     "Recording",

@@ -5,8 +5,8 @@ and :mod:`context_bench.evidence` checks what of the evidence reached the model.
 
 from __future__ import annotations
 
+from ._relay import ROW_HEADER, TURN_HEADER, Meter
 from .records import MeterCall, Metered
-from .relay import ROW_HEADER, TURN_HEADER, Meter
 from .usage import Usage, read_usage, usage_of
 
 __all__ = ["ROW_HEADER", "TURN_HEADER", "Meter", "MeterCall", "Metered", "Usage", "read_usage", "usage_of"]

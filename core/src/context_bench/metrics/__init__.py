@@ -3,7 +3,7 @@
 of a mean (Wilson, bootstrap or t), ``paired`` the paired comparison of two systems and
 ``agreement`` Krippendorff's alpha."""
 
-from .aggregate import CostOfPass, Latency, MeanScore, PassRate, percentile
+from ._aggregate import CostOfPass, Latency, MeanScore, PassRate, percentile
 from .interval import Interval, mean_interval
 
 __all__ = ["CostOfPass", "Interval", "Latency", "MeanScore", "PassRate", "mean_interval", "percentile"]

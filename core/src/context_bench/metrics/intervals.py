@@ -21,7 +21,7 @@ from typing import Any
 
 import attrs
 
-from .aggregate import interpolated
+from ._aggregate import interpolated
 from .interval import CONFIDENCE, exact_sum, mean_interval
 
 #: Below this many values a mean's interval (and a paired difference's) is bootstrapped.

@@ -9,9 +9,9 @@ from typing import Any
 
 from ..records import Summary
 from ..summary_sections import SummarySection
-from . import svg
+from . import _svg as svg
+from ._sections import Section, figure, printable, score
 from .numbers import interval
-from .sections import Section, figure, printable, score
 
 
 def build(summary: Summary) -> list[Section]:

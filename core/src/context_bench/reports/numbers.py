@@ -6,7 +6,7 @@ import math
 from typing import Any
 
 from ..metrics.paired import p_text
-from .sections import HUGE
+from ._sections import HUGE
 
 #: The smallest p-value written as a number; below it every test's p reads "<0.001".
 P_RESOLUTION = 0.001

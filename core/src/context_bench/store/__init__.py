@@ -11,11 +11,11 @@ is masked in every message.  PostgreSQL needs ``pip install 'context-bench[postg
 
 from __future__ import annotations
 
-from .reading import RunInfo, Store, TrendPoint, UnknownRun, parse_since
-from .recorder import Recorder
-from .schema import SCHEMA
-from .transfer import Imported, export, import_report
-from .urls import DEFAULT_PATH, STORE_VARIABLE, StoreURL, store_url
+from ._reading import RunInfo, Store, TrendPoint, UnknownRun, parse_since
+from ._recorder import Recorder
+from ._schema import SCHEMA
+from ._transfer import Imported, export, import_report
+from ._urls import DEFAULT_PATH, STORE_VARIABLE, StoreURL, store_url
 
 __all__ = [
     "DEFAULT_PATH",
@@ -40,8 +40,8 @@ def open_store(url: str | StoreURL | None = None, create: bool = True) -> Store 
     """The store ``url`` names, its schema migrated to this release's (None for ``none``: record
     nothing).  ``create=False`` (reading) refuses a SQLite file that does not exist rather than
     making one.  Every failure (unreachable, not a store, a newer schema) is one line."""
-    from .database import connect
-    from .schema import migrate
+    from ._database import connect
+    from ._schema import migrate
 
     parsed = url if isinstance(url, StoreURL) else store_url(url)
     if parsed.kind == "none":
