@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-SEAMS = ("config", "defaults", "settings", "runner", "specs", "hookspecs", "executor", "records", "summary")
+SEAMS = ("config", "defaults", "settings", "runner", "specs", "hookspecs", "_executor", "records", "_summary")
 
 
 def _typing_report():

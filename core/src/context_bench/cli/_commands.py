@@ -164,7 +164,7 @@ def _evaluate(
     repeats it).
 
     The rows stream: read as the run draws them, each handed to its format's stream as it finishes
-    (``cli.writing.report_stream``: written for ``jsonl``; spooled to a temporary file for ``json``
+    (``cli._writing.report_stream``: written for ``jsonl``; spooled to a temporary file for ``json``
     and ``html`` with ``--out``, held as text on stdout; counted, not kept, for the table and
     Markdown), so a run of millions of rows runs in bounded memory (docs/architecture.md); CSV
     holds every row.  Each finished row is recorded in the

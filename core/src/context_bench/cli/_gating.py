@@ -35,7 +35,7 @@ def emit(
     that cannot be encoded (a lone surrogate from a row or a reply) is written as U+FFFD, with a
     warning; ``--out`` is replaced atomically, so a failed write leaves an earlier report whole.
     ``written``: the :class:`~context_bench.reports.RowStream` the run handed its rows to as they
-    finished (``cli.writing.report_stream``), whose ``finish`` writes the report; None: the report
+    finished (``cli._writing.report_stream``), whose ``finish`` writes the report; None: the report
     rendered whole from ``result``.  ``record`` is given the finished result
     before the report is written (a :class:`~context_bench.cli.Recording`'s ``finish``).
     """

@@ -7,7 +7,7 @@ hub through ``datasets``' own cache, so a fetched set loads again offline.  Ever
 (the package missing, offline and not cached, gated without a token, an unknown config or split, a
 mirror without the set) is one line naming the fix, raised before any row runs.
 
-The family modules (``hub.qa``, ``hub.choice``, ...) map records to the layout the evaluators read;
+The family modules (``hub._qa``, ``hub._choice``, ...) map records to the layout the evaluators read;
 a plugin's hub data set does the same with :class:`HubSource` and :func:`load_rows`.
 """
 

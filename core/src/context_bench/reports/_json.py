@@ -20,7 +20,7 @@ def render(result: EvalResult, view: View | None = None) -> str:
 
 def _verdict(result: EvalResult) -> list[str]:
     summary = summary_of(result)
-    if not isinstance(summary, Summary):  # a stored run's summary as its dict (store.transfer)
+    if not isinstance(summary, Summary):  # a stored run's summary as its dict (store._transfer)
         summary = summary_from_dict(summary.to_dict())
     return [str(v) for v in verdicts(summary)]
 
