@@ -4,6 +4,8 @@ refused in one line before anything changes.  SQLite and PostgreSQL alike."""
 
 from __future__ import annotations
 
+import sqlite3
+
 import pytest
 
 import context_bench.store.schema as schema
@@ -11,7 +13,7 @@ from context_bench.cli import main
 from context_bench.errors import UsageError
 from context_bench.records import EvalRow
 from context_bench.store import SCHEMA, open_store, store_url
-from context_bench.store.database import connect
+from context_bench.store.database import PAGE_SIZE, connect
 
 
 def _rows(n: int) -> list[EvalRow]:
@@ -36,7 +38,7 @@ def test_a_store_of_the_first_schema_is_upgraded_with_its_runs_intact(store_url)
         recorder.finish({"groups": [{"system": "sys", "dataset": "qa", "rows": 5, "scores": {"f1": 1.0}}]})
     db.close()
     with open_store(store_url) as store:
-        assert schema.version(store.db) == SCHEMA == 2
+        assert schema.version(store.db) == SCHEMA == 3
         [info] = store.runs()
         assert (info.id, info.rows, info.tags, info.status) == (run_id, 5, ("old",), "finished")
         assert store.count(run_id, search="answer 3") == 1  # the old rows are searchable
@@ -55,14 +57,54 @@ def test_a_migration_that_fails_leaves_the_store_as_it_was(store_url, monkeypatc
     monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, broken])
     db = connect(_url(store_url))
     with pytest.raises(UsageError):
-        schema.migrate(db, upto=3)
-    assert schema.version(db) == 2
+        schema.migrate(db, upto=SCHEMA + 1)
+    assert schema.version(db) == SCHEMA
     db.close()
     monkeypatch.undo()
     with open_store(store_url) as store:
         assert [run.rows for run in store.runs()] == [1]
         with pytest.raises(UsageError):
             store.db.one("SELECT * FROM half_done")
+
+
+def test_a_store_of_the_second_schema_keeps_its_search_slimmed(store_url):
+    """Version 3 makes SQLite's search index again without each row's text length: the rows a
+    version-2 store holds stay searchable, and a row replaced or deleted after the upgrade leaves
+    the index with it (PostgreSQL's index is unchanged)."""
+    db = connect(_url(store_url))
+    schema.migrate(db, upto=2)
+    from context_bench.store import Store
+
+    with Store(db).recorder() as recorder:
+        run_id = recorder.begin({}, {})
+        for row in _rows(3):
+            recorder.add(row)
+    db.close()
+    with open_store(store_url) as store:
+        assert schema.version(store.db) == 3
+        if store.url.kind == "sqlite":
+            [(text,)] = store.db.rows("SELECT sql FROM sqlite_master WHERE name = 'run_rows_text'")
+            assert "columnsize=0" in text
+        assert store.count(run_id, search="answer") == 3
+        with store.recorder() as recorder:
+            assert recorder.begin({}, {}, resume=run_id) == run_id
+            recorder.add(EvalRow("sys", "qa", "q1", scores={"f1": 1.0}, response="new reply", index=1))
+        assert store.count(run_id, search="answer") == 2
+        assert [r.example_id for r in store.rows(run_id, search="new reply")] == ["q1"]
+        store.delete(run_id)
+        assert store.db.one("SELECT count(*) FROM run_rows") == (0,)
+        if store.url.kind == "sqlite":
+            indexed = "SELECT count(*) FROM run_rows_text WHERE run_rows_text MATCH 'answer'"
+            assert store.db.one(indexed) == (0,)
+
+
+def test_a_new_sqlite_store_has_large_pages_and_an_old_one_keeps_its_own(tmp_path):
+    old = tmp_path / "old.sqlite"
+    sqlite3.connect(old).execute("CREATE TABLE t (x INTEGER)").connection.close()  # 4,096-byte pages
+    for path, size in ((tmp_path / "new.sqlite", PAGE_SIZE), (old, 4096)):
+        with open_store(f"sqlite:///{path}") as store:
+            assert store.db.one("PRAGMA page_size") == (size,)
+            assert schema.version(store.db) == SCHEMA
 
 
 def test_a_store_of_a_newer_release_is_refused_in_one_line(store_url, capsys):
