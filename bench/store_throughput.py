@@ -186,6 +186,8 @@ def main() -> None:
             print(f"{MODES[mode]}: {ratio:.3f}x the JSONL writer's CPU ({goal})")
         verdict = "met" if max(peaks) <= PEAK else "NOT MET"
         print(f"peak {max(peaks) / MB:.0f} MB (goal <= {PEAK / MB:.0f} MB: {verdict})")
+    if not run_id:  # --modes floor: no store to view
+        return
 
     store_url = f"sqlite:///{store}"  # the last run recorded
     viewer = subprocess.Popen(

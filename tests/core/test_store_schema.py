@@ -4,8 +4,6 @@ refused in one line before anything changes.  SQLite and PostgreSQL alike."""
 
 from __future__ import annotations
 
-import sqlite3
-
 import pytest
 
 import context_bench.store.schema as schema
@@ -13,7 +11,7 @@ from context_bench.cli import main
 from context_bench.errors import UsageError
 from context_bench.records import EvalRow
 from context_bench.store import SCHEMA, open_store, store_url
-from context_bench.store.database import PAGE_SIZE, connect
+from context_bench.store.database import connect
 
 
 def _rows(n: int) -> list[EvalRow]:
@@ -96,15 +94,6 @@ def test_a_store_of_the_second_schema_keeps_its_search_slimmed(store_url):
         if store.url.kind == "sqlite":
             indexed = "SELECT count(*) FROM run_rows_text WHERE run_rows_text MATCH 'answer'"
             assert store.db.one(indexed) == (0,)
-
-
-def test_a_new_sqlite_store_has_large_pages_and_an_old_one_keeps_its_own(tmp_path):
-    old = tmp_path / "old.sqlite"
-    sqlite3.connect(old).execute("CREATE TABLE t (x INTEGER)").connection.close()  # 4,096-byte pages
-    for path, size in ((tmp_path / "new.sqlite", PAGE_SIZE), (old, 4096)):
-        with open_store(f"sqlite:///{path}") as store:
-            assert store.db.one("PRAGMA page_size") == (size,)
-            assert schema.version(store.db) == SCHEMA
 
 
 def test_a_store_of_a_newer_release_is_refused_in_one_line(store_url, capsys):

@@ -21,9 +21,6 @@ from .urls import StoreURL
 WAIT = 30
 #: Seconds to reach a PostgreSQL server before saying it cannot be reached.
 CONNECT_TIMEOUT = 5
-#: Bytes per page of a new SQLite store: four times SQLite's default, so a batch of rows touches
-#: fewer pages of the table and indexes, and each commit writes fewer of them to the log.
-PAGE_SIZE = 16384
 
 
 class Database:
@@ -103,7 +100,6 @@ class SQLite(Database):
             if create:
                 path.parent.mkdir(parents=True, exist_ok=True)
             connection = sqlite3.connect(path, timeout=WAIT, isolation_level=None, check_same_thread=False)
-            connection.execute(f"PRAGMA page_size={PAGE_SIZE}")  # a new store's (an old one keeps its own)
             connection.execute("PRAGMA journal_mode=WAL")  # readers never wait for the writer
             connection.execute("PRAGMA synchronous=NORMAL")  # a killed process loses nothing committed
         except (OSError, sqlite3.Error) as exc:
