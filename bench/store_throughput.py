@@ -5,17 +5,18 @@ Recording: fresh interpreters score the same 1,000,000 QA rows through the real 
 (``Output(stream=...)``, as ``score --output jsonl`` does): one writes the JSONL report alone, the
 others write it and record every row in a SQLite store (``Recorder.add``, batches of 1,000, the
 search index kept as it goes) and the summary, the recorder given the report's line of each row
-(as ``--output jsonl`` records) or encoding it itself.  Each child's CPU seconds and peak resident set are
-read after it exits; goal: recording costs at most 1.20x the CPU of the JSONL writer alone and the
-run peaks at or under 300 MB.  The two run one after the other, ``--repeat`` times each, alternating,
-so load on the machine falls on both.
+(as ``--output jsonl`` records) or encoding it itself, and beside them the floor: the recorder
+given the line, writing into a table of rows with no index and no search (``--modes`` picks
+which).  Each child's CPU seconds and peak resident set are read after it exits; goal: recording
+costs at most 1.20x the CPU of the JSONL writer alone and the run peaks at or under 300 MB.  They
+run one after the other, ``--repeat`` times each, alternating, so load on the machine falls on all.
 
 The viewer: ``context-bench view`` is started as a process over that store and asked, as a
 browser would, for the run's first page (its summary report and the first 50 rows with the count),
 its last page, and a search for a word found in one row and in a third of them; each request is
 timed from the wire.  Goals: the first page under 1 s, a search under 2 s.
 
-    python bench/store_throughput.py [--rows 1000000] [--repeat 1] [--keep DIR]
+    python bench/store_throughput.py [--rows 1000000] [--repeat 1] [--modes shared,own,floor] [--keep DIR]
 """
 
 from __future__ import annotations
@@ -33,11 +34,14 @@ from context_bench.store import open_store
 
 MB = 1024 * 1024
 #: The runs measured: the JSONL writer alone; it and the store, the recorder given the writer's
-#: line (as run --output jsonl records); the recorder encoding each row itself (any other output).
+#: line (as run --output jsonl records); the recorder encoding each row itself (any other output);
+#: the floor: as shared, into a table of rows with no index and no search index (what SQLite's
+#: writes cost the recorder, whatever the schema).
 MODES = {
     "alone": "JSONL writer alone",
     "shared": "JSONL writer + SQLite store (the writer's line)",
     "own": "JSONL writer + SQLite store (the store encoding)",
+    "floor": "JSONL writer + SQLite rows, no index, no search",
 }
 CPU_RATIO = 1.20
 PEAK = 300 * MB
@@ -64,7 +68,15 @@ with open(out, "w", encoding="utf-8") as handle:
     store = open_store(url)
     recorder = store.recorder("score")
     recorder.begin({"files": [rows]}, {}, ["bench"])
-    if mode == "shared":  # the JSONL writer's line recorded as it is (run --output jsonl)
+    if mode == "floor":  # the rows' table alone: no key to replace a row by, no index, no search
+        db = store.db
+        columns = db.one("SELECT sql FROM sqlite_master WHERE name = 'run_rows'")[0]
+        for statement in ("DROP TABLE run_rows_text", "DROP TABLE run_rows"):
+            db.execute(statement)
+        db.execute(columns[: columns.index("UNIQUE")].rstrip().rstrip(",") + ")")
+        db.index_new_rows = ""
+        recorder._upsert = recorder._upsert.split(" ON CONFLICT")[0]
+    if mode in ("shared", "floor"):  # the JSONL writer's line recorded as it is (run --output jsonl)
         def encode(row):
             text = encode_compact(jsonl.line(row))
             recorder.add(row, text)
@@ -129,45 +141,55 @@ def main() -> None:
         "--keep", metavar="DIR", help="work in DIR and keep the store (default: a temporary one)"
     )
     parser.add_argument(
+        "--modes",
+        default=",".join(MODES),
+        help=f"the runs measured, of {', '.join(MODES)} (default: all; alone is always one)",
+    )
+    parser.add_argument(
         "--view-only",
         action="store_true",
         help="time the viewer over the store in --keep DIR; record nothing",
     )
     args = parser.parse_args()
+    modes = ["alone", *(mode for mode in MODES if mode != "alone" and mode in args.modes.split(","))]
     work = Path(args.keep or tempfile.mkdtemp(prefix="cbench-store-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     rows = work / f"qa-{args.rows}.jsonl"
     if not rows.exists():
         _rows_generator()(rows, args.rows)
-    print(f"{args.rows:,} rows; load average {_load()} on {os.cpu_count()} cores")
+    print(f"{args.rows:,} rows; load average {_load()} on {os.cpu_count()} cores", flush=True)
 
-    cpu: dict[str, list[float]] = {mode: [] for mode in MODES}
+    cpu: dict[str, list[float]] = {mode: [] for mode in modes}
     peaks: list[int] = []
     run_id = ""
     store = work / "runs.sqlite"
     for _ in range(0 if args.view_only else args.repeat):
-        for mode, label in MODES.items():
-            if mode != "alone":
-                for suffix in ("", "-wal", "-shm"):
-                    Path(f"{store}{suffix}").unlink(missing_ok=True)
-            seconds, peak, said = child(rows, work / f"{mode}.jsonl", mode, f"sqlite:///{store}")
+        for mode in modes:
+            recorded = work / ("floor.sqlite" if mode == "floor" else "runs.sqlite")  # the viewer's
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{recorded}{suffix}").unlink(missing_ok=True)
+            seconds, peak, said = child(rows, work / f"{mode}.jsonl", mode, f"sqlite:///{recorded}")
             cpu[mode].append(seconds)
             peaks.append(peak)
-            disk = f", {store.stat().st_size / MB:,.0f} MB on disk" if mode != "alone" else ""
-            print(f"  {label:52s} {seconds:7.1f} s CPU, peak {peak / MB:5.0f} MB{disk}")
-            run_id = said if mode != "alone" else run_id
+            disk = f", {recorded.stat().st_size / MB:,.0f} MB on disk" if mode != "alone" else ""
+            print(f"  {MODES[mode]:52s} {seconds:7.1f} s CPU, peak {peak / MB:5.0f} MB{disk}", flush=True)
+            (work / f"{mode}.jsonl").unlink()  # the report is not read: its disk is the store's
+            run_id = said if mode in ("shared", "own") else run_id
     if args.view_only:
         with open_store(f"sqlite:///{store}", create=False) as opened:
             run_id = str(opened.runs(limit=1)[0].id)
     else:
-        for mode in ("shared", "own"):
+        for mode in modes[1:]:
             ratio = min(cpu[mode]) / min(cpu["alone"])
             verdict = "met" if ratio <= CPU_RATIO else "NOT MET"
-            print(f"{MODES[mode]}: {ratio:.3f}x the JSONL writer's CPU (goal <= {CPU_RATIO}: {verdict})")
+            goal = f"goal <= {CPU_RATIO}: {verdict}" if mode != "floor" else "no store costs less"
+            print(f"{MODES[mode]}: {ratio:.3f}x the JSONL writer's CPU ({goal})")
         verdict = "met" if max(peaks) <= PEAK else "NOT MET"
         print(f"peak {max(peaks) / MB:.0f} MB (goal <= {PEAK / MB:.0f} MB: {verdict})")
+    if not run_id:  # --modes floor: no store to view
+        return
 
-    store_url = f"sqlite:///{store}"  # the last run recorded, by the recorder encoding its rows
+    store_url = f"sqlite:///{store}"  # the last run recorded
     viewer = subprocess.Popen(
         [sys.executable, "-m", "context_bench", "view", "--port", "0", "--store", store_url],
         stderr=subprocess.PIPE,

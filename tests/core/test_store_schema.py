@@ -36,7 +36,7 @@ def test_a_store_of_the_first_schema_is_upgraded_with_its_runs_intact(store_url)
         recorder.finish({"groups": [{"system": "sys", "dataset": "qa", "rows": 5, "scores": {"f1": 1.0}}]})
     db.close()
     with open_store(store_url) as store:
-        assert schema.version(store.db) == SCHEMA == 2
+        assert schema.version(store.db) == SCHEMA == 3
         [info] = store.runs()
         assert (info.id, info.rows, info.tags, info.status) == (run_id, 5, ("old",), "finished")
         assert store.count(run_id, search="answer 3") == 1  # the old rows are searchable
@@ -55,14 +55,45 @@ def test_a_migration_that_fails_leaves_the_store_as_it_was(store_url, monkeypatc
     monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, broken])
     db = connect(_url(store_url))
     with pytest.raises(UsageError):
-        schema.migrate(db, upto=3)
-    assert schema.version(db) == 2
+        schema.migrate(db, upto=SCHEMA + 1)
+    assert schema.version(db) == SCHEMA
     db.close()
     monkeypatch.undo()
     with open_store(store_url) as store:
         assert [run.rows for run in store.runs()] == [1]
         with pytest.raises(UsageError):
             store.db.one("SELECT * FROM half_done")
+
+
+def test_a_store_of_the_second_schema_keeps_its_search_slimmed(store_url):
+    """Version 3 makes SQLite's search index again without each row's text length: the rows a
+    version-2 store holds stay searchable, and a row replaced or deleted after the upgrade leaves
+    the index with it (PostgreSQL's index is unchanged)."""
+    db = connect(_url(store_url))
+    schema.migrate(db, upto=2)
+    from context_bench.store import Store
+
+    with Store(db).recorder() as recorder:
+        run_id = recorder.begin({}, {})
+        for row in _rows(3):
+            recorder.add(row)
+    db.close()
+    with open_store(store_url) as store:
+        assert schema.version(store.db) == 3
+        if store.url.kind == "sqlite":
+            [(text,)] = store.db.rows("SELECT sql FROM sqlite_master WHERE name = 'run_rows_text'")
+            assert "columnsize=0" in text
+        assert store.count(run_id, search="answer") == 3
+        with store.recorder() as recorder:
+            assert recorder.begin({}, {}, resume=run_id) == run_id
+            recorder.add(EvalRow("sys", "qa", "q1", scores={"f1": 1.0}, response="new reply", index=1))
+        assert store.count(run_id, search="answer") == 2
+        assert [r.example_id for r in store.rows(run_id, search="new reply")] == ["q1"]
+        store.delete(run_id)
+        assert store.db.one("SELECT count(*) FROM run_rows") == (0,)
+        if store.url.kind == "sqlite":
+            indexed = "SELECT count(*) FROM run_rows_text WHERE run_rows_text MATCH 'answer'"
+            assert store.db.one(indexed) == (0,)
 
 
 def test_a_store_of_a_newer_release_is_refused_in_one_line(store_url, capsys):
