@@ -6,9 +6,10 @@ Passages and prompt are compared as the answer evaluators compare text
 (:func:`context_bench.text.normalize_tokens`: case, punctuation, articles and spacing do not
 matter), so a compressor that reflows whitespace or drops a comma still keeps a passage, and one
 that drops or rewrites any word of it does not.  A passage is kept or dropped whole: the retention
-is the share of passages kept.  LoCoMo names its evidence by dialog id ("D1:3"); those passages are
-the text of the turns the ids name.  A lost row whose evidence all reached the model was lost by the
-model ("evidence kept, answer wrong"); one with any passage missing, by what dropped it.
+is the share of passages kept.  A conversation-memory row may name its evidence by dialog id
+("D1:3"); those passages are the text of the turns the ids name.  A lost row whose evidence all
+reached the model was lost by the model ("evidence kept, answer wrong"); one with any passage
+missing, by what dropped it.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def evidence_kept(passages: Iterable[str], prompt: str) -> float | None:
 
 
 def passages(example: Any) -> list[str]:
-    """The evidence passages a row marks: the strings of its ``evidence`` list, LoCoMo's dialog ids
+    """The evidence passages a row marks: the strings of its ``evidence`` list, dialog ids
     among them read as the text of those turns of the row's ``conversation``
     (:func:`dialog_passages`); none for a row without evidence, or one naming a turn it lacks."""
     found = example.get("evidence") if isinstance(example, Mapping) else None
@@ -62,15 +63,14 @@ def passages(example: Any) -> list[str]:
     return dialog_passages(strings, example.get("conversation")) or []
 
 
-#: One or more LoCoMo dialog ids ("D1:3" is session 1's third turn; LoCoMo writes a few together,
-#: "D8:6; D9:17").
+#: One or more dialog ids ("D1:3" is session 1's third turn; a few may come together, "D8:6; D9:17").
 _DIALOG_IDS = re.compile(r"D\d+:\d+(?:[;,\s]+D\d+:\d+)*")
 _DIALOG_ID = re.compile(r"D(\d+):(\d+)")
 
 
 def dialog_passages(evidence: Iterable[str], conversation: Any) -> list[str] | None:
-    """The text of each turn ``evidence`` names by its LoCoMo dialog id (``dia_id``) in
-    ``conversation``, LoCoMo's mapping of ``session_N`` lists of turns; a passage that is no
+    """The text of each turn ``evidence`` names by its dialog id (``dia_id``) in
+    ``conversation``, a mapping of ``session_N`` lists of turns; a passage that is no
     dialog id stays as it is.  None when an id names no turn there: a retention over the turns
     found would read as better than it is, and one counting the missing turn as dropped as worse."""
     said: dict[tuple[int, int], str] = {}
