@@ -29,8 +29,10 @@ from ..direction import Directions
 from ..records import EvalResult
 from . import (
     View,
-    added_sections,
     summary_of,
+)
+from . import (
+    _added_sections as added_sections,
 )
 from . import (
     _by_sections as by_sections,

@@ -5,8 +5,10 @@ from __future__ import annotations
 from ..records import EvalResult
 from . import (
     View,
-    added_sections,
     summary_of,
+)
+from . import (
+    _added_sections as added_sections,
 )
 from . import (
     _by_sections as by_sections,

@@ -15,8 +15,10 @@ import textwrap
 from ..records import ErrorMessage, EvalResult
 from . import (
     View,
-    added_sections,
     summary_of,
+)
+from . import (
+    _added_sections as added_sections,
 )
 from . import (
     _by_sections as by_sections,
