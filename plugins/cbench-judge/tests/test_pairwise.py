@@ -226,8 +226,31 @@ def test_unanswered_rows_are_counted_not_judged(judge_server, tmp_path, capsys) 
             json.dumps({"system": "long", "dataset": "qa", "id": "x", "errors": [{"kind": "system"}]}) + "\n"
         )
     server = judge_server(by_quality)
-    code, (found,), _ = _pairwise(capsys, [str(path)], server.url)
+    code, (found,), _ = _pairwise(capsys, [str(path)], server.url, "--max-failure-rate", "0.2")
     assert (code, found["n"], found["unanswered"]) == (0, 4, 1)
+    # an unanswered row is a pair with no verdict: over the limit (0 by default) it fails the run
+    code, (found,), err = _pairwise(capsys, [str(path)], server.url)
+    assert (code, found["n"], found["unanswered"]) == (4, 4, 1)
+    assert "1 of 5 pairs got no verdict" in err and "the first: 1 row(s) of qa that long or short" in err
+
+
+def test_an_empty_answer_is_judged_not_left_out(judge_server, tmp_path, capsys) -> None:
+    """A system that answers "" where it cannot answer well loses those rows; leaving them out
+    would raise its win rate."""
+    path = _rows(tmp_path / "r.jsonl", _PLANTED[:4])
+    with path.open("a") as handle:
+        for system, response in (("short", "GOOD answer"), ("long", "")):
+            row = {"system": system, "dataset": "qa", "id": "x", "question": "?", "response": response}
+            handle.write(json.dumps(row) + "\n")
+    server = judge_server(by_quality)
+    code, (alone,), _ = _pairwise(capsys, [str(_rows(tmp_path / "four.jsonl", _PLANTED[:4]))], server.url)
+    code, (found,), _ = _pairwise(capsys, [str(path)], server.url)
+    assert (code, found["n"], found["unanswered"]) == (0, 5, 0)
+    assert (found["losses"], found["wins"], found["ties"]) == (
+        alone["losses"] + 1,
+        alone["wins"],
+        alone["ties"],
+    )
 
 
 def test_gates_and_the_text_report(judge_server, tmp_path, capsys) -> None:

@@ -28,9 +28,11 @@ class Pairs:
 
 
 def answered(row: dict[str, Any]) -> str | None:
-    """The row's response as text, or None when its system gave none."""
+    """The row's response as text, or None when its system gave none (an error).  An empty response
+    is an answer, judged as any other: leaving it out would raise the win rate of a system that
+    answers nothing where it cannot answer well."""
     response = row.get("response")
-    if row.get("errors") or response is None or response == "":
+    if row.get("errors") or response is None:
         return None
     return as_text(response)
 

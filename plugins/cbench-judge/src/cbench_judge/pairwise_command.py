@@ -22,7 +22,7 @@ from context_bench.reports.numbers import interval, p_value
 
 from .options import add_endpoint_options, add_failure_rate_option
 from .pairwise import TEMPLATES, PairwiseJudge
-from .pairwise_figures import PairwiseFigures
+from .pairwise_figures import PairwiseFigures, no_verdict
 
 if TYPE_CHECKING:
     from .pairs import Pairs
@@ -175,13 +175,11 @@ def _write(report: str, out: str | None) -> None:
 
 def _status(figures: list[PairwiseFigures], gates: list[BoundGate], max_failure_rate: float) -> int:
     """4 when too many pairs got no verdict, 3 when a gate fails, else 0; each said in one line."""
-    failed = sum(f.failed for f in figures)
-    total = failed + sum(f.n for f in figures)
+    failed, total, why = no_verdict(figures)
     if total and failed / total > max_failure_rate:
         print(
-            f"context-bench: error: {failed} of {total} pairs got no verdict from the judge "
-            f"(over --max-failure-rate {max_failure_rate:g}); the first: "
-            f"{next(f.failure for f in figures if f.failure)}",
+            f"context-bench: error: {failed} of {total} pairs got no verdict (a failed judge call or an "
+            f"unanswered row; over --max-failure-rate {max_failure_rate:g}); the first: {why}",
             file=sys.stderr,
         )
         return 4

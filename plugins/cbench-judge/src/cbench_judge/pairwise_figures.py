@@ -3,7 +3,8 @@
 The win rate counts a tie as half a win, over the rows judged (``n``: both orders answered), with
 Wilson's interval of that share; its significance is the exact two-sided sign test of wins
 against losses (ties left out), the binomial tail McNemar's test sums.  Rows whose judge calls
-failed are not in ``n``: they are ``failed``, shown beside it and gating the exit status.
+failed are not in ``n``: they are ``failed``, shown beside it; they and the rows a system did not
+answer (``unanswered``) gate the exit status (:func:`no_verdict`).
 """
 
 from __future__ import annotations
@@ -130,3 +131,23 @@ def judged(
             )
         )
     return figures, used
+
+
+def no_verdict(figures: Sequence[PairwiseFigures]) -> tuple[int, int, str | None]:
+    """How many pairs got no verdict, of how many, and why the first: a failed judge call, or a row
+    the system or the baseline did not answer (an error).  Both count against
+    ``--max-failure-rate``: a win rate over the rows both answered alone would read better the more
+    rows a system fails on."""
+    failed = sum(f.failed + f.unanswered for f in figures)
+    total = failed + sum(f.n for f in figures)
+    why = next((f.failure for f in figures if f.failure), None)
+    if why is None:
+        why = next(
+            (
+                f"{f.unanswered} row(s) of {f.dataset} that {f.system} or {f.baseline} did not answer"
+                for f in figures
+                if f.unanswered
+            ),
+            None,
+        )
+    return failed, total, why

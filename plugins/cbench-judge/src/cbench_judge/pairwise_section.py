@@ -4,8 +4,8 @@ in the JSON report, a table in every other, a bar per data set in the HTML one).
 
 The judge is the run's (``--judge-url``, ``--judge-model``, ...), its answers cached beside the
 judge evaluators' in the run's cache directory (``--judge-no-cache`` turns that off), so a rerun
-resumes without asking again; its calls that failed are counted per (system, data set) and, over
-``--max-failure-rate``, fail the run (exit 4), never a tie.
+resumes without asking again; its calls that failed, and the rows a system did not answer, are
+counted per (system, data set) and, over ``--max-failure-rate``, fail the run (exit 4), never a tie.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ class PairwiseSection:
         self.answers.add(kept, row.dataset, row.example_id)  # a repeated id is the core's to report
 
     def finish(self) -> SummarySection:
-        from .pairwise_figures import judged
+        from .pairwise_figures import judged, no_verdict
 
         # the summary's baseline: --baseline, else the first system
         systems = list(self.answers.systems)
@@ -94,7 +94,7 @@ class PairwiseSection:
         for figure, usage in zip(figures, used, strict=True):
             cost = None if price is None else price.dollars(usage["input_tokens"], usage["output_tokens"])
             records.append({**figure.to_dict(), **_judge_usage(usage), "judge_dollars": cost})
-        failed = sum(f.failed for f in figures)
+        failed, total, why = no_verdict(figures)
         return SummarySection(
             f"{_TITLE} against {baseline}, answers in both orders (judge {self.model}, "
             f"{self.judge.template}; a tie is half a win; lc: length-controlled)",
@@ -102,8 +102,8 @@ class PairwiseSection:
             columns=COLUMNS,
             figures=FIGURES,
             failed=failed,
-            total=failed + sum(f.n for f in figures),
-            failure=next((f.failure for f in figures if f.failure), None),
+            total=total,
+            failure=why,
             unit="pairs",
         )
 
