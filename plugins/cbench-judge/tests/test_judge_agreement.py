@@ -124,6 +124,13 @@ def test_an_agreement_of_another_judge_is_a_warning_naming_both_and_not_applied(
     ) in summary["warnings"]
 
 
+def _record(**changed: object) -> str:
+    """A judge-check --out file whose one record is well formed but for ``changed``."""
+    record = {"field": "judge_score", "kind": "pass/fail", "template": "binary_qa", "judge_model": "m"}
+    record.update(n=3, kappa=0.4, kappa_ci=[-0.37, 1.17], accuracy=0.667)
+    return json.dumps({"summary": {"judge_check": {**record, **changed}}})
+
+
 @pytest.mark.parametrize(
     ("text", "said"),
     [
@@ -131,6 +138,12 @@ def test_an_agreement_of_another_judge_is_a_warning_naming_both_and_not_applied(
         ('{"summary": {}}', "no summary.judge_check (write it with judge-check --out)"),
         ('{"summary": {"judge_check": []}}', "summary.judge_check holds no agreement record"),
         ('{"summary": {"judge_check": {"field": "judge_score", "n": 3}}}', "an agreement record lacks kind,"),
+        (_record(kappa=7), "record's kappa is not a number from -1 to 1"),
+        (_record(kappa="0.9"), "record's kappa is not a number from -1 to 1"),
+        (_record(accuracy=1.5), "record's accuracy is not a number from 0 to 1"),
+        (_record(n=-1), "record's n is not a whole number of rows"),
+        (_record(kappa_ci=[0.9, 0.1]), "record's kappa_ci is not an interval [low, high]"),
+        (_record(judge_model=["m"]), "record's judge_model is not a text"),
     ],
 )
 def test_a_malformed_agreement_file_is_one_line_and_status_2_before_any_row(

@@ -12,6 +12,7 @@ exit 2, before any row.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -52,7 +53,36 @@ def read_agreements(path: str) -> list[dict[str, Any]]:
         missing = [k for k in _NEEDED if not isinstance(record, Mapping) or k not in record]
         if missing:
             raise UsageError(f"--judge-agreement {path}: an agreement record lacks {', '.join(missing)}")
+        wrong = _malformed(record)
+        if wrong:
+            raise UsageError(f"--judge-agreement {path}: an agreement record's {wrong}")
     return records
+
+
+def _malformed(record: Mapping[str, Any]) -> str | None:
+    """What of a record read from a file is not what ``judge-check --out`` writes (None: all is):
+    the file is the user's, so a kappa of 7 or a text where a figure goes is refused, not shown."""
+    for key in ("field", "kind", "template", "judge_model"):
+        # a judge read from a saved report (--report) has no model
+        if not isinstance(record[key], str) and not (key == "judge_model" and record[key] is None):
+            return f"{key} is not a text"
+    n = record["n"]
+    if not isinstance(n, int) or isinstance(n, bool) or n < 0:
+        return "n is not a whole number of rows"
+    for key, low, high in (("kappa", -1.0, 1.0), ("accuracy", 0.0, 1.0)):
+        value = record[key]
+        if value is not None and not (_number(value) and low <= value <= high):
+            return f"{key} is not a number from {low:g} to {high:g}"
+    ci = record["kappa_ci"]
+    if ci is not None and not (
+        isinstance(ci, list) and len(ci) == 2 and all(map(_number, ci)) and ci[0] <= ci[1]
+    ):
+        return "kappa_ci is not an interval [low, high]"
+    return None
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def section(config: RunConfig, options: Mapping[str, Any]) -> AgreementSection | None:
