@@ -61,6 +61,10 @@ def test_cached_and_cache_write_tokens_are_priced_at_their_own_prices(tmp_path):
     assert prices.table["plain"].dollars(1000, 10, 800, 100) == 1020 / 1_000_000
     assert prices.table["read"].dollars(1000, 10, 800, 100) == 420 / 1_000_000
     assert prices.table["m"].dollars(1000, 10) == 1020 / 1_000_000  # no cached figure: none cached
+    # a cache larger than the input (an upstream's word, or a tokenizer's smaller count) is held
+    # within it: all 1,000 cached (250) and none written, never a negative price for the rest
+    assert prices.table["m"].dollars(1000, 10, 5000, 100) == 270 / 1_000_000
+    assert prices.table["m"].dollars(1000, 10, 900, 500) == (225 + 125 + 20) / 1_000_000
     file = tmp_path / "prices.toml"
     file.write_text("[m]\ninput = 1\noutput = 2\ncached_input = 0.25\n")
     assert Prices.parse((), str(file)).table["m"] == Price(1.0, 2.0, 0.25)
@@ -471,3 +475,15 @@ def test_the_headline_is_the_first_score_unless_the_user_names_one():
     assert (own.passing.field, own.passing.pass_rate) == ("math_equiv", 1.0)
     assert (asked.passing.field, asked.passing.pass_rate) == ("f1", 0.5)
     assert absent.passing.field == "math_equiv"
+
+
+def test_the_cache_hit_share_holds_each_rows_cache_within_its_input():
+    """Rows of 100 and 50 input tokens, the upstream saying 80 and 500 of them cached: the second
+    row counts 50 (all of it), so the share is (80 + 50) / 150, never above 1."""
+    from array import array
+
+    from context_bench._measured import cache_hit_share
+    from context_bench.columns import Columns
+
+    columns = Columns(input_tokens=array("d", [100, 50]), cached_input_tokens=array("d", [80, 500]))
+    assert cache_hit_share(columns) == 130 / 150

@@ -61,7 +61,8 @@ def sourced(columns: Mapping[Key, Columns]) -> tuple[dict[Key, Columns], dict[Ke
 
 def cache_hit_share(columns: Columns) -> float | None:
     """The share of the input tokens the provider's cache served, over the rows that say how many
-    (the meter's figures; None where no row does, or none had input)."""
+    (the meter's figures; None where no row does, or none had input); a row's cached count is
+    held within its input, as :meth:`~context_bench.prices.Price.dollars` holds it."""
     if columns.cached_input_tokens is None:
         return None
     both = [
@@ -70,7 +71,7 @@ def cache_hit_share(columns: Columns) -> float | None:
         if given == given and cached == cached
     ]
     total = sum(given for given, _ in both)
-    return sum(cached for _, cached in both) / total if total > 0 else None
+    return sum(min(cached, given) for given, cached in both) / total if total > 0 else None
 
 
 def discrepancies(columns: Mapping[Key, Columns]) -> list[Discrepancy]:

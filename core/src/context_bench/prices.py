@@ -43,11 +43,14 @@ class Price:
         self, input_tokens: float, output_tokens: float, cached: float = math.nan, written: float = math.nan
     ) -> float:
         """The price of the tokens, the cached and cache-write ones (parts of ``input_tokens``) at
-        their own prices; an unknown count (NaN) counts none."""
+        their own prices; an unknown count (NaN) counts none.  The cached and written parts are
+        held within the input: an upstream's usage is not ours to trust, and a count from another
+        source (a tokenizer's input beside the upstream's cache) may be smaller, and a cached part
+        larger than the input would price the rest below nothing."""
         known_in = input_tokens if input_tokens == input_tokens else 0.0
         known_out = output_tokens if output_tokens == output_tokens else 0.0
-        cached = cached if cached == cached else 0.0
-        written = written if written == written else 0.0
+        cached = min(cached, known_in) if cached == cached else 0.0
+        written = min(written, known_in - cached) if written == written else 0.0
         dollars = (known_in - cached - written) * self.input + known_out * self.output
         dollars += cached * _or(self.cached_input, self.input) + written * _or(self.cache_write, self.input)
         return dollars / PER_TOKENS
